@@ -1,0 +1,116 @@
+#!/usr/bin/env node
+// Command line: `mcp-federate [serve]` serves the facade over stdio; `mcp-federate ls` prints the catalog.
+import { parseArgs } from 'node:util';
+import { StdioServerTransport } from '@modelcontextprotocol/sdk/server/stdio.js';
+import { loadConfig } from './config.js';
+import { ErrorCodes, ProxyError } from './errors.js';
+import { createLogger, flushLogger, type Logger } from './logger.js';
+import { printCatalog } from './catalog.js';
+import { createProxy, type Proxy } from './proxy.js';
+import { VERSION } from './version.js';
+
+const USAGE = `Usage:
+  mcp-federate [serve] [--config <file>] [--log-level <level>] [--log-file <file>]
+      Serve the federated MCP endpoint over stdio (stdout carries JSON-RPC only).
+  mcp-federate ls [--config <file>] [--log-level <level>]
+      Connect every upstream, print the merged catalog, exit.
+Options:
+  --config <file>     configuration file (default: search mcp-federate.config.*, .mcp-federaterc, package.json)
+  --log-level <level> fatal|error|warn|info|debug|trace|silent (default: info; ls: warn)
+  --log-file <file>   write JSON logs to this file instead of stderr
+  --help, --version
+`;
+
+const LEVELS = new Set(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']);
+
+/** Exit code 2: the invocation or the configuration is wrong. */
+class UsageError extends Error {}
+
+async function main(argv: string[]): Promise<number> {
+  let parsed;
+  try {
+    parsed = parseArgs({
+      args: argv,
+      allowPositionals: true,
+      options: {
+        config: { type: 'string', short: 'c' },
+        'log-level': { type: 'string' },
+        'log-file': { type: 'string' },
+        help: { type: 'boolean', short: 'h' },
+        version: { type: 'boolean', short: 'v' },
+      },
+    });
+  } catch (err) {
+    throw new UsageError(`${(err as Error).message}\n\n${USAGE}`);
+  }
+  const { values, positionals } = parsed;
+  if (values.help) return write(process.stdout, USAGE), 0;
+  if (values.version) return write(process.stdout, `${VERSION}\n`), 0;
+  const command = positionals[0] ?? 'serve';
+  if (!['serve', 'ls'].includes(command) || positionals.length > 1) throw new UsageError(`unknown command: ${positionals.join(' ')}\n\n${USAGE}`);
+  const level = values['log-level'] ?? (command === 'ls' ? 'warn' : 'info');
+  if (!LEVELS.has(level)) throw new UsageError(`--log-level: expected one of ${[...LEVELS].join(', ')}, got "${level}"`);
+
+  const { config, filepath } = await loadConfig(values.config === undefined ? {} : { file: values.config });
+  const logger = createLogger({ level, ...(values['log-file'] ? { file: values['log-file'] } : {}) });
+  const proxy = createProxy({ config, logger });
+  if (command === 'ls') {
+    try {
+      await proxy.start();
+      write(process.stdout, await printCatalog(proxy));
+      return 0;
+    } finally {
+      await proxy.close();
+      await flushLogger(logger);
+    }
+  }
+  logger.info({ config: filepath, upstreams: [...proxy.pool.ids] }, 'starting');
+  return serve(proxy, logger);
+}
+
+/** Serves stdio until the client disconnects or a signal arrives; resolves with the exit code. */
+async function serve(proxy: Proxy, logger: Logger): Promise<number> {
+  return new Promise<number>((resolve, reject) => {
+    let stopping = false;
+    const stop = (why: string) => {
+      if (stopping) return;
+      stopping = true;
+      logger.info({ why }, 'shutting down');
+      proxy
+        .close()
+        .then(() => flushLogger(logger))
+        .then(() => resolve(0), reject);
+    };
+    process.once('SIGINT', () => stop('SIGINT'));
+    process.once('SIGTERM', () => stop('SIGTERM'));
+    process.stdin.once('end', () => stop('stdin closed'));
+    proxy
+      .start()
+      .then(async () => {
+        if (stopping) return;
+        const transport = new StdioServerTransport();
+        await proxy.connect(transport);
+        logger.info('serving on stdio');
+      })
+      .catch((err: unknown) => {
+        logger.fatal({ err: String(err) }, 'failed to start');
+        reject(err);
+      });
+  });
+}
+
+function write(stream: NodeJS.WriteStream, text: string): void {
+  stream.write(text);
+}
+
+main(process.argv.slice(2)).then(
+  (code) => process.exit(code),
+  (err: unknown) => {
+    if (err instanceof UsageError || (err instanceof ProxyError && err.code === ErrorCodes.CONFIG_INVALID)) {
+      process.stderr.write(`mcp-federate: ${err.message}\n`);
+      process.exit(2);
+    }
+    process.stderr.write(`mcp-federate: ${err instanceof Error ? err.message : String(err)}\n`);
+    process.exit(1);
+  },
+);

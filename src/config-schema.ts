@@ -1,0 +1,127 @@
+// The configuration shape: the single zod schema, with every field's meaning and default. Pure.
+import { z } from 'zod';
+import { SERVER_ID_PATTERN } from './uri.js';
+
+const positiveInt = () => z.number().int().positive();
+
+/** Fields every upstream accepts, whatever its transport. */
+const commonServerFields = {
+  /** Set to false to keep the entry in the file but not connect it. Default: true. */
+  enabled: z.boolean().default(true),
+  /** Accepted for pasted client configs: `disabled: true` is `enabled: false`. */
+  disabled: z.boolean().optional(),
+  /** Per-request timeout towards this upstream, in milliseconds. Default: 30000. */
+  timeoutMs: positiveInt().default(30_000),
+  /** Most requests in flight to this upstream at once; the rest wait in its queue. Default: 16. */
+  concurrency: positiveInt().max(1024).default(16),
+  /** Free text for humans; ignored. */
+  description: z.string().optional(),
+};
+
+/** An upstream spawned as a child process speaking MCP over stdio. */
+export const StdioServerSchema = z.strictObject({
+  /** Accepted for pasted client configs; must be "stdio" when given. */
+  type: z.literal('stdio').optional(),
+  /** The executable to spawn (operator config only; never taken from a client). Required. */
+  command: z.string().min(1),
+  /** Arguments for the executable. Default: []. */
+  args: z.array(z.string()).default([]),
+  /** Extra environment variables, on top of the SDK's safe default set (PATH, HOME, ...). Default: {}. */
+  env: z.record(z.string(), z.string()).default({}),
+  /** Working directory of the child, relative to the config file's folder. Default: the proxy's cwd. */
+  cwd: z.string().min(1).optional(),
+  ...commonServerFields,
+});
+
+/** An upstream reached over the network. */
+export const RemoteServerSchema = z.strictObject({
+  /** Accepted for pasted client configs: "http" or "streamable-http" selects Streamable HTTP, "sse" the legacy transport. */
+  type: z.enum(['http', 'streamable-http', 'sse']).optional(),
+  /** The server's MCP endpoint (http or https). Required. */
+  url: z.url({ protocol: /^https?$/, error: 'Invalid URL' }),
+  /** Headers sent with every request, e.g. `Authorization: Bearer ${TOKEN}`. Default: {}. */
+  headers: z.record(z.string(), z.string()).default({}),
+  /** "streamable-http" or "sse". Default: Streamable HTTP, falling back to SSE when the server only speaks SSE. */
+  transport: z.enum(['streamable-http', 'sse']).optional(),
+  ...commonServerFields,
+});
+
+/** One upstream: stdio when it has `command`, remote when it has `url`. */
+export const ServerSchema = z.unknown().transform((value, ctx): StdioServerConfig | RemoteServerConfig => {
+  const schema = isObject(value) && 'url' in value && !('command' in value) ? RemoteServerSchema : StdioServerSchema;
+  if (!isObject(value) || (!('url' in value) && !('command' in value))) {
+    ctx.addIssue({ code: 'custom', message: 'expected "command" (stdio upstream) or "url" (remote upstream)' });
+    return z.NEVER;
+  }
+  const parsed = schema.safeParse(value);
+  if (!parsed.success) {
+    for (const issue of parsed.error.issues) ctx.addIssue(issue as Parameters<typeof ctx.addIssue>[0]);
+    return z.NEVER;
+  }
+  return parsed.data;
+});
+
+const ServersSchema = z.record(
+  z.string().regex(SERVER_ID_PATTERN, 'server ids must match ^[a-z0-9][a-z0-9.-]{0,62}$ ("+" and "_" are reserved)'),
+  ServerSchema,
+);
+
+/** Listing limits. */
+export const ListSchema = z.strictObject({
+  /** Soft bound of items in one downstream page (whole upstream pages are kept together). Default: 5000. */
+  maxItemsPerPage: positiveInt().default(5000),
+  /** Most pages walked per upstream in one list (guards servers that return cursors forever). Default: 1000. */
+  maxPagesPerUpstream: positiveInt().default(1000),
+});
+
+/** The whole configuration file. */
+export const ConfigSchema = z
+  .strictObject({
+    /** Upstreams by server id, in the order their lists are merged. */
+    servers: ServersSchema.optional(),
+    /** Alias of `servers`, so an existing client's `mcpServers` block pastes in. */
+    mcpServers: ServersSchema.optional(),
+    /** Listing limits. Default: see {@link ListSchema}. */
+    list: ListSchema.default({ maxItemsPerPage: 5000, maxPagesPerUpstream: 1000 }),
+  })
+  .transform((c, ctx) => {
+    if (c.servers && c.mcpServers) {
+      ctx.addIssue({ code: 'custom', path: ['mcpServers'], message: 'give either "servers" or "mcpServers", not both' });
+      return z.NEVER;
+    }
+    const servers = c.servers ?? c.mcpServers;
+    if (!servers || Object.keys(servers).length === 0) {
+      ctx.addIssue({ code: 'custom', path: ['servers'], message: 'at least one server is required' });
+      return z.NEVER;
+    }
+    return { servers: normalise(servers), list: c.list };
+  });
+
+/** A stdio upstream after validation. */
+export type StdioServerConfig = z.output<typeof StdioServerSchema>;
+/** A remote upstream after validation. */
+export type RemoteServerConfig = z.output<typeof RemoteServerSchema>;
+/** Any upstream after validation. */
+export type ServerConfig = StdioServerConfig | RemoteServerConfig;
+/** The validated configuration, with defaults filled in. */
+export type FederateConfig = z.output<typeof ConfigSchema>;
+/** The configuration as written in a file (defaults optional). */
+export type FederateConfigInput = z.input<typeof ConfigSchema>;
+
+/** True for a remote upstream. */
+export function isRemote(server: ServerConfig): server is RemoteServerConfig {
+  return 'url' in server;
+}
+
+function normalise(servers: Record<string, ServerConfig>): Record<string, ServerConfig> {
+  const out: Record<string, ServerConfig> = {};
+  for (const [id, s] of Object.entries(servers)) {
+    const enabled = s.enabled && s.disabled !== true;
+    out[id] = isRemote(s) && s.type === 'sse' && !s.transport ? { ...s, enabled, transport: 'sse' } : { ...s, enabled };
+  }
+  return out;
+}
+
+function isObject(v: unknown): v is Record<string, unknown> {
+  return typeof v === 'object' && v !== null && !Array.isArray(v);
+}

@@ -1,0 +1,107 @@
+// ProxyError with stable string codes, and the one translation of errors into JSON-RPC errors.
+
+/** Stable error codes. Callers match on `code`, never on messages. */
+export const ErrorCodes = {
+  /** The configuration file is missing, unreadable or invalid (CLI exit code 2). */
+  CONFIG_INVALID: 'CONFIG_INVALID',
+  /** The resource is unknown, un-namespaced, on an unavailable upstream, or denied. */
+  RESOURCE_NOT_FOUND: 'RESOURCE_NOT_FOUND',
+  /** The upstream is not connected (failed to start, or went away). */
+  UPSTREAM_UNAVAILABLE: 'UPSTREAM_UNAVAILABLE',
+  /** The upstream did not answer within its `timeoutMs`. */
+  UPSTREAM_TIMEOUT: 'UPSTREAM_TIMEOUT',
+  /** The upstream answered with an error other than not-found. */
+  UPSTREAM_ERROR: 'UPSTREAM_ERROR',
+  /** The request was cancelled by the caller. */
+  CANCELLED: 'CANCELLED',
+  /** A list cursor was forged, corrupted or is from another process. */
+  INVALID_CURSOR: 'INVALID_CURSOR',
+  /** The request's parameters are not acceptable. */
+  INVALID_PARAMS: 'INVALID_PARAMS',
+  /** The unit was closed. */
+  CLOSED: 'CLOSED',
+} as const;
+
+/** One of {@link ErrorCodes}. */
+export type ErrorCode = (typeof ErrorCodes)[keyof typeof ErrorCodes];
+
+/** The one error type the proxy throws. `code` is stable; `message` is for humans. */
+export class ProxyError extends Error {
+  override readonly name = 'ProxyError';
+  constructor(
+    readonly code: ErrorCode,
+    message: string,
+    options?: { cause?: unknown; details?: Record<string, unknown> },
+  ) {
+    super(message, options?.cause === undefined ? undefined : { cause: options.cause });
+    this.details = options?.details;
+  }
+  /** Extra machine-readable facts for logs (never sent downstream). */
+  readonly details: Record<string, unknown> | undefined;
+}
+
+/** JSON-RPC error codes used at the facade boundary. */
+export const JsonRpc = {
+  RESOURCE_NOT_FOUND: -32002,
+  INVALID_PARAMS: -32602,
+  INTERNAL_ERROR: -32603,
+  REQUEST_TIMEOUT: -32001,
+  CONNECTION_CLOSED: -32000,
+} as const;
+
+/**
+ * An error the SDK serialises as-is: numeric `code`, our own `message`, optional `data`.
+ * Deliberately not an `McpError`, whose constructor prefixes "MCP error <code>: " to the message.
+ */
+export class JsonRpcError extends Error {
+  override readonly name = 'JsonRpcError';
+  constructor(
+    readonly code: number,
+    message: string,
+    readonly data?: unknown,
+  ) {
+    super(message);
+  }
+}
+
+/** Context the facade knows about the failed request, used to build the client-facing error. */
+export interface ErrorContext {
+  /** The URI exactly as the client sent it (for not-found errors). */
+  uri?: string;
+}
+
+/**
+ * Translates any error thrown below the facade into the JSON-RPC error the client sees.
+ * Not-found, unavailable and denied all produce the same -32002, so they are indistinguishable.
+ */
+export function toJsonRpcError(err: unknown, ctx: ErrorContext = {}): JsonRpcError {
+  if (err instanceof JsonRpcError) return err;
+  const code = err instanceof ProxyError ? err.code : undefined;
+  switch (code) {
+    case ErrorCodes.RESOURCE_NOT_FOUND:
+    case ErrorCodes.UPSTREAM_UNAVAILABLE:
+      if (ctx.uri !== undefined) return notFound(ctx.uri);
+      return new JsonRpcError(JsonRpc.INTERNAL_ERROR, 'Upstream unavailable');
+    case ErrorCodes.INVALID_CURSOR:
+      return new JsonRpcError(JsonRpc.INVALID_PARAMS, 'Invalid cursor');
+    case ErrorCodes.INVALID_PARAMS:
+      return new JsonRpcError(JsonRpc.INVALID_PARAMS, (err as ProxyError).message);
+    case ErrorCodes.UPSTREAM_TIMEOUT:
+      return new JsonRpcError(JsonRpc.REQUEST_TIMEOUT, 'Upstream request timed out');
+    case ErrorCodes.CANCELLED:
+      return new JsonRpcError(JsonRpc.REQUEST_TIMEOUT, 'Request cancelled');
+    default:
+      return new JsonRpcError(JsonRpc.INTERNAL_ERROR, 'Internal error');
+  }
+}
+
+/** The single shape of "Resource not found": code -32002 with the client's URI in `data`. */
+export function notFound(uri: string): JsonRpcError {
+  return new JsonRpcError(JsonRpc.RESOURCE_NOT_FOUND, 'Resource not found', { uri });
+}
+
+/** Reads the numeric JSON-RPC code of an error from an upstream (an `McpError` or similar). */
+export function rpcCodeOf(err: unknown): number | undefined {
+  const code = (err as { code?: unknown } | null)?.code;
+  return typeof code === 'number' ? code : undefined;
+}

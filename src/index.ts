@@ -1,0 +1,19 @@
+// Public API: the proxy factory, configuration loading, the URI codec and error codes.
+export { createProxy, type Proxy, type ProxyOptions } from './proxy.js';
+export {
+  loadConfig,
+  parseConfig,
+  ConfigSchema,
+  type FederateConfig,
+  type FederateConfigInput,
+  type ServerConfig,
+  type StdioServerConfig,
+  type RemoteServerConfig,
+  type LoadedConfig,
+} from './config.js';
+export { createLogger, type LoggerOptions } from './logger.js';
+export { encodeUri, decodeUri, isServerId, SERVER_ID_PATTERN, type NamespacedUri } from './uri.js';
+export { ErrorCodes, ProxyError, type ErrorCode } from './errors.js';
+export { defaultTransportFactory, type TransportFactory, type TransportCandidate } from './transports.js';
+export { META_INCOMPLETE } from './protocol.js';
+export { VERSION } from './version.js';

@@ -1,0 +1,91 @@
+// Federated resources, shared by all sessions: list/templates/read/complete = decode -> route -> encode.
+import type { ListKind } from './cursor.js';
+import { ErrorCodes, ProxyError } from './errors.js';
+import { Lister } from './listing.js';
+import { CompleteResult, Methods, ReadResult, type CompleteResultT, type ReadResultT } from './protocol.js';
+import type { Upstream } from './upstream.js';
+import type { UpstreamPool } from './upstream-pool.js';
+import { decodeUri, encodeUri, type NamespacedUri } from './uri.js';
+
+/** A downstream list result (resources or templates), ready to send. */
+export type ListResult = Record<string, unknown> & { nextCursor?: string };
+
+/** Parameters of `completion/complete` as the facade received them. */
+export interface CompleteParams {
+  ref: { type: string; uri?: string; name?: string };
+  argument: { name: string; value: string };
+  context?: { arguments?: Record<string, string> };
+}
+
+/** Upstream JSON-RPC codes that mean "no such resource". */
+const NOT_FOUND_CODES = new Set([-32002, -32602]);
+
+/**
+ * The federation's resource operations. Holds no per-session state: every downstream session
+ * calls the same instance.
+ */
+export class FederatedResources {
+  constructor(
+    private readonly pool: UpstreamPool,
+    private readonly lister: Lister,
+  ) {}
+
+  /** `resources/list` or `resources/templates/list`: one merged downstream page. */
+  async list(kind: ListKind, cursor: string | undefined, signal?: AbortSignal): Promise<ListResult> {
+    const page = await this.lister.page(kind, cursor, signal);
+    const field = kind === 'resources' ? 'resources' : 'resourceTemplates';
+    const result: ListResult = { [field]: page.items, ...Lister.meta(page.incomplete) };
+    if (page.nextCursor !== undefined) result.nextCursor = page.nextCursor;
+    return result;
+  }
+
+  /** `resources/read`: route to the owner, rewrite every `contents[].uri` into its namespace. */
+  async read(uri: string, signal?: AbortSignal): Promise<ReadResultT> {
+    const { upstream, target } = this.route(uri);
+    let result: ReadResultT;
+    try {
+      result = await upstream.request(Methods.read, { uri: target.uri }, ReadResult, signal);
+    } catch (err) {
+      throw asNotFound(err);
+    }
+    const contents = result.contents;
+    for (let i = 0; i < contents.length; i++) {
+      const c = contents[i] as { uri: string };
+      contents[i] = { ...c, uri: encodeUri(target.server, c.uri) };
+    }
+    return result;
+  }
+
+  /** `completion/complete` for a `ref/resource`: routed by the namespaced template to its owner. */
+  async complete(params: CompleteParams, signal?: AbortSignal): Promise<CompleteResultT> {
+    if (params.ref.type !== 'ref/resource' || typeof params.ref.uri !== 'string') {
+      throw new ProxyError(ErrorCodes.INVALID_PARAMS, `Unknown reference: ${params.ref.name ?? params.ref.type}`);
+    }
+    const { upstream, target } = this.route(params.ref.uri);
+    if (!upstream.supports('completions')) return { completion: { values: [], hasMore: false } };
+    const upstreamParams: Record<string, unknown> = { ...params, ref: { ...params.ref, uri: target.uri } };
+    try {
+      return await upstream.request(Methods.complete, upstreamParams, CompleteResult, signal);
+    } catch (err) {
+      throw asNotFound(err);
+    }
+  }
+
+  /** Decodes a federated URI to its ready upstream; anything else is "not found". */
+  route(uri: string): { upstream: Upstream; target: NamespacedUri } {
+    const target = decodeUri(uri, this.pool.ids);
+    const upstream = target && this.pool.get(target.server);
+    if (!target || !upstream || upstream.status !== 'ready') {
+      throw new ProxyError(ErrorCodes.RESOURCE_NOT_FOUND, 'Resource not found');
+    }
+    return { upstream, target };
+  }
+}
+
+/** An upstream's own "not found" (-32002, or -32602 used by older servers) is our not-found. */
+function asNotFound(err: unknown): unknown {
+  if (err instanceof ProxyError && err.code === ErrorCodes.UPSTREAM_ERROR && NOT_FOUND_CODES.has(err.details?.rpcCode as number)) {
+    return new ProxyError(ErrorCodes.RESOURCE_NOT_FOUND, 'Resource not found', { cause: err, details: err.details });
+  }
+  return err;
+}

@@ -1,0 +1,177 @@
+// One upstream MCP server: its Client session, request queue, timeouts, cancellation, status and events.
+import { Client } from '@modelcontextprotocol/sdk/client/index.js';
+import type { ServerCapabilities } from '@modelcontextprotocol/sdk/types.js';
+import PQueue from 'p-queue';
+import type { z } from 'zod';
+import type { ServerConfig } from './config-schema.js';
+import { ErrorCodes, ProxyError, rpcCodeOf } from './errors.js';
+import type { Logger } from './logger.js';
+import type { TransportFactory } from './transports.js';
+
+/** Lifecycle of an upstream session. */
+export type UpstreamStatus = 'idle' | 'connecting' | 'ready' | 'unavailable' | 'closed';
+
+/** A notification the upstream sent, as received (method and raw params). */
+export interface UpstreamNotification {
+  method: string;
+  params?: Record<string, unknown> | undefined;
+}
+
+/** Dependencies of an {@link Upstream}. */
+export interface UpstreamOptions {
+  transportFactory: TransportFactory;
+  logger: Logger;
+  /** Name and version the proxy announces to upstreams. */
+  clientInfo: { name: string; version: string };
+}
+
+/** The result schema shape `request` validates against: any zod schema. */
+export type ResultSchema<T> = z.ZodType<T>;
+
+/**
+ * One shared client session to an upstream, used by every downstream session. Requests go through
+ * a p-queue bounded by `concurrency`, each with the upstream's `timeoutMs`; aborting the caller's
+ * signal removes a queued request or cancels it upstream (`notifications/cancelled`).
+ */
+export class Upstream {
+  /** Current status; only "ready" upstreams take requests. */
+  status: UpstreamStatus = 'idle';
+  /** What the upstream declared at initialize (undefined until ready). */
+  capabilities: ServerCapabilities | undefined;
+  private client: Client | undefined;
+  private readonly queue: PQueue;
+  private readonly notificationListeners = new Set<(n: UpstreamNotification) => void>();
+  private readonly statusListeners = new Set<(s: UpstreamStatus) => void>();
+  private readonly log: Logger;
+
+  constructor(
+    readonly id: string,
+    readonly config: ServerConfig,
+    private readonly options: UpstreamOptions,
+  ) {
+    this.queue = new PQueue({ concurrency: config.concurrency });
+    this.log = options.logger.child({ server: id });
+  }
+
+  /** Opens the session, trying each transport candidate in order. Rejects when none initializes. */
+  async connect(): Promise<void> {
+    if (this.status === 'closed') throw new ProxyError(ErrorCodes.CLOSED, `upstream ${this.id} is closed`);
+    this.setStatus('connecting');
+    let lastError: unknown;
+    for (const candidate of this.options.transportFactory(this.id, this.config, this.options.logger)) {
+      const client = new Client(this.options.clientInfo, { capabilities: {} });
+      try {
+        await client.connect(candidate.create(), { timeout: this.config.timeoutMs });
+      } catch (err) {
+        lastError = err;
+        this.log.debug({ transport: candidate.kind, err: String(err) }, 'transport attempt failed');
+        await client.close().catch(() => undefined);
+        continue;
+      }
+      if ((this.status as UpstreamStatus) === 'closed') {
+        await client.close().catch(() => undefined);
+        throw new ProxyError(ErrorCodes.CLOSED, `upstream ${this.id} is closed`);
+      }
+      this.attach(client);
+      this.log.info({ transport: candidate.kind, upstream: client.getServerVersion() }, 'upstream ready');
+      return;
+    }
+    this.setStatus('unavailable');
+    throw new ProxyError(ErrorCodes.UPSTREAM_UNAVAILABLE, `upstream ${this.id} failed to start: ${String(lastError)}`, {
+      cause: lastError,
+    });
+  }
+
+  /** True when the upstream declared `capability` (e.g. "resources", "completions"). */
+  supports(capability: keyof ServerCapabilities): boolean {
+    return this.capabilities?.[capability] !== undefined;
+  }
+
+  /**
+   * Sends one request. Throws ProxyError: UPSTREAM_UNAVAILABLE (not connected / connection lost),
+   * UPSTREAM_TIMEOUT, CANCELLED (the caller's signal), or UPSTREAM_ERROR with `details.rpcCode`.
+   */
+  async request<T>(
+    method: string,
+    params: Record<string, unknown> | undefined,
+    schema: ResultSchema<T>,
+    signal?: AbortSignal,
+  ): Promise<T> {
+    const client = this.client;
+    if (this.status !== 'ready' || client === undefined) {
+      throw new ProxyError(ErrorCodes.UPSTREAM_UNAVAILABLE, `upstream ${this.id} is not connected`);
+    }
+    const timeout = this.config.timeoutMs;
+    try {
+      return await this.queue.add(
+        () => client.request({ method, params } as never, schema, signal ? { signal, timeout } : { timeout }),
+        signal ? { signal } : {},
+      );
+    } catch (err) {
+      throw this.translate(err, signal);
+    }
+  }
+
+  /** Subscribes to every notification this upstream sends. Returns the unsubscribe function. */
+  onNotification(listener: (n: UpstreamNotification) => void): () => void {
+    this.notificationListeners.add(listener);
+    return () => this.notificationListeners.delete(listener);
+  }
+
+  /** Subscribes to status changes. Returns the unsubscribe function. */
+  onStatus(listener: (s: UpstreamStatus) => void): () => void {
+    this.statusListeners.add(listener);
+    return () => this.statusListeners.delete(listener);
+  }
+
+  /** Closes the session (stdio: stdin end, SIGTERM, SIGKILL by the SDK). Idempotent. */
+  async close(): Promise<void> {
+    if (this.status === 'closed') return;
+    this.setStatus('closed');
+    const client = this.client;
+    this.client = undefined;
+    this.queue.clear();
+    await client?.close().catch((err: unknown) => this.log.debug({ err: String(err) }, 'close failed'));
+  }
+
+  async [Symbol.asyncDispose](): Promise<void> {
+    await this.close();
+  }
+
+  private attach(client: Client): void {
+    this.client = client;
+    this.capabilities = client.getServerCapabilities();
+    // One handler per client for every notification: the SDK keeps only one per method, so the
+    // pool fans out to all interested parties instead of registering per downstream session.
+    client.fallbackNotificationHandler = async (n) => {
+      for (const l of this.notificationListeners) l({ method: n.method, params: n.params });
+    };
+    client.onerror = (err) => this.log.debug({ err: String(err) }, 'upstream transport error');
+    client.onclose = () => {
+      if (this.client !== client) return;
+      this.client = undefined;
+      if (this.status === 'closed') return;
+      this.log.warn('upstream connection closed');
+      this.setStatus('unavailable');
+    };
+    this.setStatus('ready');
+  }
+
+  private setStatus(status: UpstreamStatus): void {
+    if (this.status === status) return;
+    this.status = status;
+    for (const l of this.statusListeners) l(status);
+  }
+
+  private translate(err: unknown, signal: AbortSignal | undefined): ProxyError {
+    if (err instanceof ProxyError) return err;
+    if (signal?.aborted) return new ProxyError(ErrorCodes.CANCELLED, 'request cancelled', { cause: err });
+    const rpcCode = rpcCodeOf(err);
+    const details = { server: this.id, rpcCode, upstreamMessage: (err as Error)?.message };
+    if (rpcCode === -32001) return new ProxyError(ErrorCodes.UPSTREAM_TIMEOUT, `upstream ${this.id} timed out`, { details });
+    if (rpcCode === -32000 || this.status !== 'ready') {
+      return new ProxyError(ErrorCodes.UPSTREAM_UNAVAILABLE, `upstream ${this.id} connection lost`, { details });
+    }
+    return new ProxyError(ErrorCodes.UPSTREAM_ERROR, `upstream ${this.id} failed`, { cause: err, details });
+  }
+}

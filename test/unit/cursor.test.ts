@@ -1,0 +1,58 @@
+// Composite cursors: round trip, tamper evidence, kind and epoch checks.
+import { describe, expect, it } from 'vitest';
+import { createCursorCodec, type CursorPosition } from '../../src/cursor.js';
+import { ErrorCodes, ProxyError } from '../../src/errors.js';
+
+const key = Buffer.alloc(32, 7);
+const codec = createCursorCodec(key);
+const pos: CursorPosition = { kind: 'resources', epoch: 'e1', index: 3, upstreamCursor: 'up:c/2', pages: 4 };
+
+const rejects = (fn: () => unknown) => {
+  try {
+    fn();
+  } catch (err) {
+    expect(err).toBeInstanceOf(ProxyError);
+    expect((err as ProxyError).code).toBe(ErrorCodes.INVALID_CURSOR);
+    return;
+  }
+  throw new Error('expected INVALID_CURSOR');
+};
+
+describe('cursor codec', () => {
+  it('round-trips a position, with and without an upstream cursor', () => {
+    expect(codec.decode(codec.encode(pos), 'resources', 'e1')).toEqual(pos);
+    const fresh = { ...pos, upstreamCursor: undefined, pages: 0 };
+    expect(codec.decode(codec.encode(fresh), 'resources', 'e1')).toEqual(fresh);
+  });
+
+  it('is opaque: the upstream cursor does not appear verbatim', () => {
+    expect(codec.encode(pos)).not.toContain('up:c/2');
+  });
+
+  it('refuses a cursor whose body was altered', () => {
+    const token = codec.encode(pos);
+    const forged = codec.encode({ ...pos, index: 0 });
+    const [, mac] = token.split('.');
+    const [body] = forged.split('.');
+    rejects(() => codec.decode(`${body}.${mac}`, 'resources', 'e1'));
+  });
+
+  it('refuses a cursor signed with another key (another process)', () => {
+    const other = createCursorCodec(Buffer.alloc(32, 8));
+    rejects(() => codec.decode(other.encode(pos), 'resources', 'e1'));
+  });
+
+  it('refuses a cursor of the other list, or of another epoch', () => {
+    rejects(() => codec.decode(codec.encode(pos), 'templates', 'e1'));
+    rejects(() => codec.decode(codec.encode(pos), 'resources', 'e2'));
+  });
+
+  it.each(['', 'abc', 'abc.def', '.', 'x'.repeat(9000), `${Buffer.from('[]').toString('base64url')}.AAAA`])(
+    'refuses garbage %#',
+    (token) => rejects(() => codec.decode(token, 'resources', 'e1')),
+  );
+
+  it('needs a key of at least 16 bytes', () => {
+    expect(() => createCursorCodec(Buffer.alloc(8))).toThrow();
+  });
+});
