@@ -1,0 +1,86 @@
+// In-process harness: a real proxy core, upstream Servers and downstream Clients over InMemoryTransport.
+import { Writable } from 'node:stream';
+import { Client } from '@modelcontextprotocol/sdk/client/index.js';
+import { InMemoryTransport } from '@modelcontextprotocol/sdk/inMemory.js';
+import type { Server } from '@modelcontextprotocol/sdk/server/index.js';
+import { parseConfig } from '../../src/config.js';
+import { createLogger } from '../../src/logger.js';
+import { createProxy, type Proxy } from '../../src/proxy.js';
+import type { TransportFactory } from '../../src/transports.js';
+
+/** Makes the upstream Server for one connection attempt, or throws to simulate a failed start. */
+export type UpstreamFactory = () => Server;
+
+export interface HarnessOptions {
+  upstreams: Record<string, UpstreamFactory>;
+  /** Extra config (merged over `servers`), e.g. `list` limits or per-server fields. */
+  config?: Record<string, unknown>;
+  /** Per-server extra fields (timeoutMs, concurrency, ...). */
+  serverFields?: Record<string, Record<string, unknown>>;
+}
+
+export interface Harness extends AsyncDisposable {
+  proxy: Proxy;
+  /** JSON log records written so far. */
+  logs: Record<string, unknown>[];
+  /** Opens a new downstream session and returns its connected Client. */
+  client(): Promise<Client>;
+}
+
+/** Starts a proxy whose upstreams are in-process Servers; dispose with `await using`. */
+export async function startHarness(options: HarnessOptions): Promise<Harness> {
+  const servers = Object.fromEntries(
+    Object.keys(options.upstreams).map((id) => [id, { command: `inmemory:${id}`, ...(options.serverFields?.[id] ?? {}) }]),
+  );
+  const config = parseConfig({ servers, ...(options.config ?? {}) }, { env: {} });
+  const logs: Record<string, unknown>[] = [];
+  const destination = new Writable({
+    write(chunk, _enc, cb) {
+      for (const line of String(chunk).split('\n')) if (line) logs.push(JSON.parse(line) as Record<string, unknown>);
+      cb();
+    },
+  });
+  const logger = createLogger({ level: 'debug', destination });
+  const transportFactory: TransportFactory = (id) => [
+    {
+      kind: 'in-memory',
+      create() {
+        const [clientSide, serverSide] = InMemoryTransport.createLinkedPair();
+        const make = options.upstreams[id];
+        if (!make) throw new Error(`no upstream ${id}`);
+        void make().connect(serverSide);
+        return clientSide;
+      },
+    },
+  ];
+  const proxy = createProxy({ config, logger, transportFactory });
+  await proxy.start();
+  const clients: Client[] = [];
+  return {
+    proxy,
+    logs,
+    async client() {
+      const [clientSide, serverSide] = InMemoryTransport.createLinkedPair();
+      await proxy.connect(serverSide);
+      const client = new Client({ name: 'test-client', version: '1.0.0' });
+      await client.connect(clientSide);
+      clients.push(client);
+      return client;
+    },
+    async [Symbol.asyncDispose]() {
+      await Promise.allSettled(clients.map((c) => c.close()));
+      await proxy.close();
+    },
+  };
+}
+
+/** The JSON-RPC error a client request rejected with. */
+export async function rpcError(p: Promise<unknown>): Promise<{ code: number; message: string; data?: unknown }> {
+  try {
+    await p;
+  } catch (err) {
+    const e = err as { code: number; message: string; data?: unknown };
+    return { code: e.code, message: e.message, data: e.data };
+  }
+  throw new Error('expected the request to fail');
+}
