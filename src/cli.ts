@@ -1,10 +1,10 @@
 #!/usr/bin/env node
 // Command line: `mcp-federate [serve]` serves the facade over stdio; `mcp-federate ls` prints the catalog.
 import { parseArgs } from 'node:util';
-import { StdioServerTransport } from '@modelcontextprotocol/sdk/server/stdio.js';
 import { loadConfig } from './config.js';
 import { ErrorCodes, ProxyError } from './errors.js';
 import { createLogger, flushLogger, type Logger } from './logger.js';
+import { LineTransport } from './line-transport.js';
 import { printCatalog } from './catalog.js';
 import { createProxy, type Proxy } from './proxy.js';
 import { VERSION } from './version.js';
@@ -88,7 +88,7 @@ async function serve(proxy: Proxy, logger: Logger): Promise<number> {
       .start()
       .then(async () => {
         if (stopping) return;
-        const transport = new StdioServerTransport();
+        const transport = new LineTransport(process.stdin, process.stdout, { replyToParseErrors: true });
         await proxy.connect(transport);
         logger.info('serving on stdio');
       })

@@ -68,8 +68,11 @@ const ServersSchema = z.record(
 
 /** Listing limits. */
 export const ListSchema = z.strictObject({
-  /** Soft bound of items in one downstream page (whole upstream pages are kept together). Default: 5000. */
-  maxItemsPerPage: positiveInt().default(5000),
+  /**
+   * Items in one downstream page, rounded up to whole upstream pages; also how far each upstream's
+   * walk reads ahead of the client. Default: 1000.
+   */
+  maxItemsPerPage: positiveInt().default(1000),
   /** Most pages walked per upstream in one list (guards servers that return cursors forever). Default: 1000. */
   maxPagesPerUpstream: positiveInt().default(1000),
 });
@@ -82,7 +85,7 @@ export const ConfigSchema = z
     /** Alias of `servers`, so an existing client's `mcpServers` block pastes in. */
     mcpServers: ServersSchema.optional(),
     /** Listing limits. Default: see {@link ListSchema}. */
-    list: ListSchema.default({ maxItemsPerPage: 5000, maxPagesPerUpstream: 1000 }),
+    list: ListSchema.default({ maxItemsPerPage: 1000, maxPagesPerUpstream: 1000 }),
   })
   .transform((c, ctx) => {
     if (c.servers && c.mcpServers) {

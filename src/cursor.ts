@@ -17,6 +17,8 @@ export interface CursorPosition {
   upstreamCursor: string | undefined;
   /** Pages of that upstream already walked (bounds servers that return cursors forever). */
   pages: number;
+  /** Makes every issued cursor unique (two clients at the same position get different tokens). */
+  nonce?: string;
 }
 
 /** Encodes and verifies cursors with one secret key. */
@@ -47,7 +49,7 @@ export function createCursorCodec(key: Uint8Array): CursorCodec {
   return {
     encode(p) {
       const body = Buffer.from(
-        JSON.stringify([p.kind === 'resources' ? 'r' : 't', p.epoch, p.index, p.upstreamCursor ?? null, p.pages]),
+        JSON.stringify([p.kind === 'resources' ? 'r' : 't', p.epoch, p.index, p.upstreamCursor ?? null, p.pages, p.nonce ?? '']),
       ).toString('base64url');
       return `${body}.${mac(body).toString('base64url')}`;
     },
@@ -64,19 +66,21 @@ export function createCursorCodec(key: Uint8Array): CursorCodec {
       } catch {
         throw invalid('json');
       }
-      if (!Array.isArray(parsed) || parsed.length !== 5) throw invalid('shape');
-      const [k, e, index, upstreamCursor, pages] = parsed as unknown[];
+      if (!Array.isArray(parsed) || parsed.length !== 6) throw invalid('shape');
+      const [k, e, index, upstreamCursor, pages, nonce] = parsed as unknown[];
       if (k !== (kind === 'resources' ? 'r' : 't')) throw invalid('kind');
       if (e !== epoch) throw invalid('stale');
       if (!Number.isSafeInteger(index) || (index as number) < 0) throw invalid('index');
       if (upstreamCursor !== null && typeof upstreamCursor !== 'string') throw invalid('upstream cursor');
       if (!Number.isSafeInteger(pages) || (pages as number) < 0) throw invalid('pages');
+      if (typeof nonce !== 'string') throw invalid('nonce');
       return {
         kind,
         epoch,
         index: index as number,
-        upstreamCursor: upstreamCursor ?? undefined,
+        upstreamCursor: (upstreamCursor as string | null) ?? undefined,
         pages: pages as number,
+        ...(nonce ? { nonce } : {}),
       };
     },
   };

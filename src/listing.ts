@@ -1,11 +1,14 @@
-// Merged, paginated lists across upstreams: parallel page walks, config-order merge, composite cursors.
+// Merged, paginated lists across upstreams: parallel read-ahead walks, config-order merge, composite cursors.
+import { randomBytes } from 'node:crypto';
+import { setMaxListeners } from 'node:events';
+import { LRUCache } from 'lru-cache';
 import type { CursorCodec, ListKind } from './cursor.js';
 import { ErrorCodes, ProxyError } from './errors.js';
 import type { Logger } from './logger.js';
-import { ListResourcesResult, ListTemplatesResult, META_INCOMPLETE, Methods } from './protocol.js';
-import type { ResultSchema, Upstream } from './upstream.js';
+import { DONE, PageWalker, type WalkEnd } from './page-walker.js';
+import { META_INCOMPLETE } from './protocol.js';
+import type { Upstream } from './upstream.js';
 import type { UpstreamPool } from './upstream-pool.js';
-import { encodeUri } from './uri.js';
 
 /** Listing limits (see `list` in the config). */
 export interface ListLimits {
@@ -16,7 +19,7 @@ export interface ListLimits {
 /** Why an upstream's part of a list is missing or cut short. */
 export interface IncompleteUpstream {
   server: string;
-  reason: 'unavailable' | 'timeout' | 'error' | 'page-limit';
+  reason: WalkEnd;
 }
 
 /** One downstream page. */
@@ -26,31 +29,40 @@ export interface ListPage {
   incomplete: IncompleteUpstream[];
 }
 
-type Item = Record<string, unknown>;
-/** One upstream page, already namespaced, and the upstream cursor that follows it. */
-interface Page {
-  items: Item[];
-  next: string | undefined;
+/** Walks still running ahead for a cursor that was handed out. */
+interface Continuation {
+  walkers: PageWalker[];
+  stop: AbortController;
 }
-interface Walk {
-  pages: Page[];
-  /** Pages walked before this walk began (from the cursor). */
-  before: number;
-  incomplete?: IncompleteUpstream['reason'];
-}
-
-const KINDS = {
-  resources: { method: Methods.listResources, schema: ListResourcesResult, field: 'resources', key: 'uri' },
-  templates: { method: Methods.listTemplates, schema: ListTemplatesResult, field: 'resourceTemplates', key: 'uriTemplate' },
-} as const;
 
 /**
- * Builds downstream pages of a merged list. All upstreams from the cursor's position on are walked
- * in parallel (each one's own pages in sequence, each page bounded by `maxItemsPerPage`); results
- * are merged in config order, whole upstream pages at a time, until the page holds
- * `maxItemsPerPage` items. The cursor then records which upstream and which of its cursors come next.
+ * Upstreams (in merge order, from the one being consumed) whose walks read ahead past their first
+ * page. Every upstream's first page is fetched at once, which hides latency of remote upstreams;
+ * deeper pages are fetched for the next few only, so the pages the client needs first are not
+ * slowed down by fetching ones it needs last.
+ */
+const DEEP_UPSTREAMS = 2;
+
+/** Most continuations kept at once, and how long one waits for its client. */
+const CONTINUATIONS = { max: 256, ttlMs: 60_000 };
+
+/**
+ * Builds downstream pages of a merged list. Every upstream from the cursor's position on is walked
+ * in parallel, each with bounded read-ahead; pages are merged in config order, whole upstream pages
+ * at a time, up to `maxItemsPerPage` items. The cursor records which upstream and which of its
+ * cursors come next (plus a nonce), so it is self-contained; the walks that were running ahead are
+ * parked under it and picked up by the next request, so the client's processing of one page
+ * overlaps the fetching of the next. A parked walk that is evicted or expires is simply redone.
  */
 export class Lister {
+  private readonly continuations = new LRUCache<string, Continuation>({
+    max: CONTINUATIONS.max,
+    ttl: CONTINUATIONS.ttlMs,
+    dispose: (c, _key, reason) => {
+      if (reason !== 'delete') c.stop.abort(); // taken by its next page: still in use
+    },
+  });
+
   constructor(
     private readonly pool: UpstreamPool,
     private readonly codec: CursorCodec,
@@ -60,45 +72,39 @@ export class Lister {
 
   /** One downstream page of `kind`, continuing from `cursor` when given. */
   async page(kind: ListKind, cursor: string | undefined, signal?: AbortSignal): Promise<ListPage> {
-    const start = cursor === undefined ? undefined : this.codec.decode(cursor, kind, this.pool.epoch);
-    const first = start?.index ?? 0;
-    const upstreams = this.pool.upstreams.slice(first);
-    const stop = new AbortController();
-    const onAbort = () => stop.abort();
-    signal?.addEventListener('abort', onAbort, { once: true });
-    const walks = upstreams.map((u, k) =>
-      this.walk(kind, u, k === 0 ? start?.upstreamCursor : undefined, k === 0 ? (start?.pages ?? 0) : 0, stop.signal),
-    );
-    walks.forEach((w) => w.catch(() => undefined));
-    const items: Item[] = [];
+    const { walkers, stop } = this.resume(kind, cursor);
+    const items: Record<string, unknown>[] = [];
     const incomplete: IncompleteUpstream[] = [];
     let nextCursor: string | undefined;
     try {
-      for (let k = 0; k < upstreams.length && nextCursor === undefined; k++) {
-        const upstream = upstreams[k] as Upstream;
-        const walk = await walks[k];
-        if (walk === undefined) continue;
-        if (walk.incomplete) incomplete.push({ server: upstream.id, reason: walk.incomplete });
-        let taken = 0;
-        for (const page of walk.pages) {
-          if (taken > 0 && items.length + page.items.length > this.limits.maxItemsPerPage) break;
+      for (let k = 0; k < walkers.length; k++) {
+        const walker = walkers[k] as PageWalker;
+        for (let d = k; d < Math.min(walkers.length, k + DEEP_UPSTREAMS); d++) walkers[d]?.deepen();
+        for (;;) {
+          if (items.length >= this.limits.maxItemsPerPage) break;
+          const page = await walker.next(signal);
+          if (page === DONE) break;
           for (const item of page.items) items.push(item);
-          taken++;
+          if (page.next !== undefined && items.length >= this.limits.maxItemsPerPage) {
+            nextCursor = this.park(kind, walkers.slice(k), stop, walker.upstream, page.next, page.pages);
+            return { items, nextCursor, incomplete };
+          }
         }
-        const last = walk.pages[taken - 1];
-        const resumeUpstream = taken < walk.pages.length || (last?.next !== undefined && walk.incomplete === undefined);
-        if (resumeUpstream && last?.next !== undefined) {
-          nextCursor = this.codec.encode({ kind, epoch: this.pool.epoch, index: first + k, upstreamCursor: last.next, pages: walk.before + taken });
-        } else if (items.length >= this.limits.maxItemsPerPage && k + 1 < upstreams.length) {
-          nextCursor = this.codec.encode({ kind, epoch: this.pool.epoch, index: first + k + 1, upstreamCursor: undefined, pages: 0 });
+        if (signal?.aborted) break;
+        if (walker.endedBy) incomplete.push({ server: walker.upstream.id, reason: walker.endedBy });
+        if (items.length >= this.limits.maxItemsPerPage && k + 1 < walkers.length) {
+          const next = walkers[k + 1] as PageWalker;
+          nextCursor = this.park(kind, walkers.slice(k + 1), stop, next.upstream, undefined, 0);
+          return { items, nextCursor, incomplete };
         }
       }
-    } finally {
-      stop.abort(); // walks not needed for this page stop early
-      signal?.removeEventListener('abort', onAbort);
+    } catch (err) {
+      stop.abort();
+      throw err;
     }
+    stop.abort();
     if (signal?.aborted) throw new ProxyError(ErrorCodes.CANCELLED, 'list cancelled');
-    return nextCursor === undefined ? { items, incomplete } : { items, nextCursor, incomplete };
+    return { items, incomplete };
   }
 
   /** Wraps `_meta` reporting incomplete upstreams onto a list result, when there are any. */
@@ -106,35 +112,39 @@ export class Lister {
     return incomplete.length === 0 ? {} : { _meta: { [META_INCOMPLETE]: incomplete } };
   }
 
-  /** Walks one upstream's pages from `cursor` until it ends, or holds a downstream page's worth. */
-  private async walk(kind: ListKind, u: Upstream, cursor: string | undefined, before: number, signal: AbortSignal): Promise<Walk | undefined> {
-    const spec = KINDS[kind];
-    if (u.status === 'ready' && !u.supports('resources')) return undefined;
-    const pages: Page[] = [];
-    const seen = new Set<string>();
-    let count = 0;
-    let next = cursor;
-    try {
-      do {
-        if (before + pages.length >= this.limits.maxPagesPerUpstream) return { pages, before, incomplete: 'page-limit' };
-        const schema = spec.schema as ResultSchema<{ nextCursor?: string | undefined }>;
-        const result = await u.request(spec.method, next === undefined ? undefined : { cursor: next }, schema, signal);
-        const raw = (result as Record<string, unknown>)[spec.field] as Item[];
-        const items = raw.map((item) => ({ ...item, [spec.key]: encodeUri(u.id, item[spec.key] as string) }));
-        next = result.nextCursor;
-        if (next !== undefined && seen.has(next)) next = undefined; // a cursor loop ends the walk
-        if (next !== undefined) seen.add(next);
-        pages.push({ items, next });
-        count += items.length;
-      } while (next !== undefined && count < this.limits.maxItemsPerPage && !signal.aborted);
-      return { pages, before };
-    } catch (err) {
-      if (signal.aborted) return { pages: [], before };
-      const code = err instanceof ProxyError ? err.code : undefined;
-      if (kind === 'templates' && (err as ProxyError).details?.rpcCode === -32601) return undefined; // no templates
-      this.logger.warn({ server: u.id, list: kind, code, details: (err as ProxyError).details }, 'upstream skipped in list');
-      const reason = code === ErrorCodes.UPSTREAM_UNAVAILABLE ? 'unavailable' : code === ErrorCodes.UPSTREAM_TIMEOUT ? 'timeout' : 'error';
-      return { pages: [], before, incomplete: reason };
+  /** Drops every parked walk. Idempotent. */
+  close(): void {
+    this.continuations.clear();
+  }
+
+  /** The walks for a page: parked ones for a cursor we handed out, else fresh ones from its position. */
+  private resume(kind: ListKind, cursor: string | undefined): Continuation {
+    const start = cursor === undefined ? undefined : this.codec.decode(cursor, kind, this.pool.epoch);
+    if (cursor !== undefined) {
+      const parked = this.continuations.get(cursor);
+      if (parked) {
+        this.continuations.delete(cursor);
+        return parked;
+      }
     }
+    const stop = new AbortController();
+    setMaxListeners(0, stop.signal); // one listener per in-flight upstream page, by design
+    const first = start?.index ?? 0;
+    const limits = { readAhead: this.limits.maxItemsPerPage, maxPages: this.limits.maxPagesPerUpstream };
+    const walkers = this.pool.upstreams.slice(first).map(
+      (u, k) =>
+        new PageWalker(u, kind, k === 0 ? start?.upstreamCursor : undefined, k === 0 ? (start?.pages ?? 0) : 0, limits, k >= DEEP_UPSTREAMS, stop.signal, (up, err) =>
+          this.logger.warn({ server: up.id, list: kind, code: (err as ProxyError)?.code, details: (err as ProxyError)?.details }, 'upstream skipped in list'),
+        ),
+    );
+    return { walkers, stop };
+  }
+
+  /** Issues the cursor for the rest of the list and parks the walks that are already running ahead. */
+  private park(kind: ListKind, walkers: PageWalker[], stop: AbortController, upstream: Upstream, upstreamCursor: string | undefined, pages: number): string {
+    const index = this.pool.upstreams.indexOf(upstream);
+    const token = this.codec.encode({ kind, epoch: this.pool.epoch, index, upstreamCursor, pages, nonce: randomBytes(6).toString('base64url') });
+    this.continuations.set(token, { walkers, stop });
+    return token;
   }
 }

@@ -1,6 +1,6 @@
 // Builds the pino logger: stderr (pretty on a TTY, JSON otherwise), a file, or an injected stream.
+import { createRequire } from 'node:module';
 import pino, { type DestinationStream, type Logger } from 'pino';
-import pretty from 'pino-pretty';
 
 export type { Logger } from 'pino';
 
@@ -42,7 +42,11 @@ export function createLogger(options: LoggerOptions = {}): Logger {
   if (options.destination) return pino(base, options.destination);
   if (options.file) return pino(base, pino.destination({ dest: options.file, mkdir: true, sync: false }));
   const wantPretty = options.pretty ?? process.stderr.isTTY === true;
-  if (wantPretty) return pino(base, pretty({ destination: 2, sync: true, colorize: true }));
+  if (wantPretty) {
+    // Loaded only for a TTY: it is the one log dependency a piped or file log never needs.
+    const pretty = createRequire(import.meta.url)('pino-pretty') as typeof import('pino-pretty');
+    return pino(base, pretty({ destination: 2, sync: true, colorize: true }));
+  }
   return pino(base, pino.destination({ dest: 2, sync: true }));
 }
 

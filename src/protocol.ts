@@ -14,35 +14,45 @@ export const Methods = {
 } as const;
 
 /**
- * Upstream results are validated only as deep as the proxy reads them (the URI fields it rewrites);
- * every other field passes through untouched. Full validation of every message would double the
- * per-message work on the read path for no safety the downstream client does not already have.
+ * Upstream results are checked only as deep as the proxy reads them (the URI fields it rewrites),
+ * with predicates that neither copy nor strip: every other field passes through untouched, and the
+ * downstream client validates the whole message anyway. A full zod parse of every upstream result
+ * would double the per-message work on the read path.
  */
-const uriItem = z.looseObject({ uri: z.string() });
-const templateItem = z.looseObject({ uriTemplate: z.string() });
+const isObject = (v: unknown): v is Record<string, unknown> => typeof v === 'object' && v !== null;
+const allHave = (v: unknown, key: string): boolean =>
+  Array.isArray(v) && v.every((item) => isObject(item) && typeof item[key] === 'string');
+const optionalString = (v: unknown): boolean => v === undefined || typeof v === 'string';
+
+type WithUri = Record<string, unknown> & { uri: string };
+type WithTemplate = Record<string, unknown> & { uriTemplate: string };
 
 /** `resources/list` result as the proxy reads it. */
-export const ListResourcesResult = z.looseObject({
-  resources: z.array(uriItem),
-  nextCursor: z.string().optional(),
-});
+export const ListResourcesResult = z.custom<{ resources: WithUri[]; nextCursor?: string }>(
+  (v) => isObject(v) && allHave(v.resources, 'uri') && optionalString(v.nextCursor),
+  'invalid resources/list result',
+);
 
 /** `resources/templates/list` result as the proxy reads it. */
-export const ListTemplatesResult = z.looseObject({
-  resourceTemplates: z.array(templateItem),
-  nextCursor: z.string().optional(),
-});
+export const ListTemplatesResult = z.custom<{ resourceTemplates: WithTemplate[]; nextCursor?: string }>(
+  (v) => isObject(v) && allHave(v.resourceTemplates, 'uriTemplate') && optionalString(v.nextCursor),
+  'invalid resources/templates/list result',
+);
 
 /** `resources/read` result as the proxy reads it. */
-export const ReadResult = z.looseObject({ contents: z.array(uriItem) });
+export const ReadResult = z.custom<Record<string, unknown> & { contents: WithUri[] }>(
+  (v) => isObject(v) && allHave(v.contents, 'uri'),
+  'invalid resources/read result',
+);
 
 /** `completion/complete` result as the proxy reads it. */
-export const CompleteResult = z.looseObject({
-  completion: z.looseObject({ values: z.array(z.string()) }),
-});
+export const CompleteResult = z.custom<Record<string, unknown> & { completion: { values: string[]; total?: number; hasMore?: boolean } }>(
+  (v) => isObject(v) && isObject(v.completion) && Array.isArray(v.completion.values),
+  'invalid completion/complete result',
+);
 
-/** An empty result (subscribe / unsubscribe). */
-export const EmptyResult = z.looseObject({});
+/** An empty result (subscribe / unsubscribe): any object. */
+export const EmptyResult = z.custom<Record<string, unknown>>(isObject, 'invalid result');
 
 /** `_meta` key listing upstreams whose part of a list is missing or cut short, and why. */
 export const META_INCOMPLETE = 'mcp-federate/incomplete';

@@ -52,7 +52,8 @@ export function createProxy(options: ProxyOptions): Proxy {
     logger,
   );
   const codec = createCursorCodec(options.cursorKey ?? randomBytes(32));
-  const resources = new FederatedResources(pool, new Lister(pool, codec, config.list, logger));
+  const lister = new Lister(pool, codec, config.list, logger);
+  const resources = new FederatedResources(pool, lister);
   const sessions = new Set<Server>();
   let closing: Promise<void> | undefined;
 
@@ -72,6 +73,7 @@ export function createProxy(options: ProxyOptions): Proxy {
       closing ??= (async () => {
         await Promise.allSettled([...sessions].map((s) => s.close()));
         sessions.clear();
+        lister.close();
         await pool.close();
       })();
       return closing;

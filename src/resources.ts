@@ -48,12 +48,8 @@ export class FederatedResources {
     } catch (err) {
       throw asNotFound(err);
     }
-    const contents = result.contents;
-    for (let i = 0; i < contents.length; i++) {
-      const c = contents[i] as { uri: string };
-      contents[i] = { ...c, uri: encodeUri(target.server, c.uri) };
-    }
-    return result;
+    // Copy, never rewrite in place: a transport may hand over the upstream's own objects.
+    return { ...result, contents: result.contents.map((c) => ({ ...c, uri: encodeUri(target.server, c.uri) })) };
   }
 
   /** `completion/complete` for a `ref/resource`: routed by the namespaced template to its owner. */

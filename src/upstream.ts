@@ -61,7 +61,7 @@ export class Upstream {
     for (const candidate of this.options.transportFactory(this.id, this.config, this.options.logger)) {
       const client = new Client(this.options.clientInfo, { capabilities: {} });
       try {
-        await client.connect(candidate.create(), { timeout: this.config.timeoutMs });
+        await client.connect(await candidate.create(), { timeout: this.config.timeoutMs });
       } catch (err) {
         lastError = err;
         this.log.debug({ transport: candidate.kind, err: String(err) }, 'transport attempt failed');
@@ -102,11 +102,12 @@ export class Upstream {
       throw new ProxyError(ErrorCodes.UPSTREAM_UNAVAILABLE, `upstream ${this.id} is not connected`);
     }
     const timeout = this.config.timeoutMs;
+    const options = signal ? { signal, timeout } : { timeout };
+    // The signal goes to p-queue only when the request will wait in the queue (to leave it at once
+    // on abort); a request that starts now is cancelled by the SDK, which sends notifications/cancelled.
+    const queued = signal !== undefined && this.queue.pending + this.queue.size >= this.config.concurrency;
     try {
-      return await this.queue.add(
-        () => client.request({ method, params } as never, schema, signal ? { signal, timeout } : { timeout }),
-        signal ? { signal } : {},
-      );
+      return await this.queue.add(() => client.request({ method, params } as never, schema, options), queued ? { signal } : {});
     } catch (err) {
       throw this.translate(err, signal);
     }

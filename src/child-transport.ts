@@ -1,0 +1,98 @@
+// Client transport to an upstream child process over stdio (spawn, framing, stderr lines, graceful stop).
+import { spawn, type ChildProcess } from 'node:child_process';
+import { createInterface } from 'node:readline';
+import { getDefaultEnvironment } from '@modelcontextprotocol/sdk/client/stdio.js';
+import type { Transport } from '@modelcontextprotocol/sdk/shared/transport.js';
+import type { JSONRPCMessage } from '@modelcontextprotocol/sdk/types.js';
+import { LineTransport } from './line-transport.js';
+
+/** How to start the child. */
+export interface ChildTransportParams {
+  command: string;
+  args: string[];
+  /** Added to the SDK's safe default environment (PATH, HOME, ...): the proxy's secrets are not inherited. */
+  env: Record<string, string>;
+  cwd?: string | undefined;
+  /** Receives each line the child writes to stderr (never forwarded to our stdout). */
+  onStderrLine?: (line: string) => void;
+  /** Grace period after closing stdin, and again after SIGTERM, before escalating. Default: 2000 ms. */
+  killGraceMs?: number;
+}
+
+/**
+ * Like the SDK's StdioClientTransport (same environment rules and stop sequence: stdin end,
+ * SIGTERM, SIGKILL) but framed by {@link LineTransport}, so writes to the child are batched.
+ */
+export class ChildTransport implements Transport {
+  onclose?: () => void;
+  onerror?: (error: Error) => void;
+  onmessage?: (message: JSONRPCMessage) => void;
+  private child: ChildProcess | undefined;
+  private lines: LineTransport | undefined;
+  private exited: Promise<void> | undefined;
+
+  constructor(private readonly params: ChildTransportParams) {}
+
+  /** The child's pid once started. */
+  get pid(): number | undefined {
+    return this.child?.pid;
+  }
+
+  async start(): Promise<void> {
+    if (this.child) throw new Error('ChildTransport already started');
+    const child = spawn(this.params.command, this.params.args, {
+      env: { ...getDefaultEnvironment(), ...this.params.env },
+      stdio: ['pipe', 'pipe', 'pipe'],
+      shell: false,
+      windowsHide: true,
+      ...(this.params.cwd ? { cwd: this.params.cwd } : {}),
+    });
+    this.child = child;
+    this.exited = new Promise((resolve) => child.once('close', () => resolve()));
+    const lines = new LineTransport(child.stdout!, child.stdin!);
+    lines.onmessage = (m) => this.onmessage?.(m);
+    lines.onerror = (e) => this.onerror?.(e);
+    this.lines = lines;
+    const onStderrLine = this.params.onStderrLine;
+    if (onStderrLine) createInterface({ input: child.stderr!, crlfDelay: Infinity }).on('line', onStderrLine);
+    else child.stderr!.resume();
+    child.once('close', () => {
+      this.child = undefined;
+      void lines.close();
+      this.onclose?.();
+    });
+    await new Promise<void>((resolve, reject) => {
+      child.once('spawn', () => resolve());
+      child.once('error', (err) => {
+        reject(err);
+        this.onerror?.(err);
+      });
+    });
+    await lines.start();
+  }
+
+  send(message: JSONRPCMessage): Promise<void> {
+    if (!this.lines || !this.child) return Promise.reject(new Error('Not connected'));
+    return this.lines.send(message);
+  }
+
+  /** Ends stdin, then SIGTERM, then SIGKILL, each after the grace period. Idempotent. */
+  async close(): Promise<void> {
+    const child = this.child;
+    if (!child) return;
+    const grace = this.params.killGraceMs ?? 2000;
+    const exited = this.exited!;
+    const within = (ms: number) =>
+      Promise.race([exited.then(() => true), new Promise<boolean>((r) => setTimeout(() => r(false), ms).unref())]);
+    try {
+      child.stdin?.end();
+    } catch {
+      // already gone
+    }
+    if (await within(grace)) return;
+    child.kill('SIGTERM');
+    if (await within(grace)) return;
+    child.kill('SIGKILL');
+    await exited;
+  }
+}

@@ -1,0 +1,141 @@
+// Walks one upstream's list pages with bounded read-ahead, so a downstream page never waits for a fetch it could have overlapped.
+import type { ListKind } from './cursor.js';
+import { ErrorCodes, ProxyError } from './errors.js';
+import { ListResourcesResult, ListTemplatesResult, Methods } from './protocol.js';
+import type { ResultSchema, Upstream } from './upstream.js';
+import { encodeUri } from './uri.js';
+
+/** One upstream page, already namespaced. */
+export interface WalkedPage {
+  items: Record<string, unknown>[];
+  /** The upstream cursor that follows this page (undefined: the upstream's list ends here). */
+  next: string | undefined;
+  /** Pages of this upstream walked up to and including this one (for the page limit). */
+  pages: number;
+}
+
+/** Why a walk ended early: the upstream's part of the list is missing or cut short. */
+export type WalkEnd = 'unavailable' | 'timeout' | 'error' | 'page-limit';
+
+const KINDS = {
+  resources: { method: Methods.listResources, schema: ListResourcesResult, field: 'resources', key: 'uri' },
+  templates: { method: Methods.listTemplates, schema: ListTemplatesResult, field: 'resourceTemplates', key: 'uriTemplate' },
+} as const;
+
+/** Sentinel returned by {@link PageWalker.next} when the walk is over. */
+export const DONE = Symbol('done');
+
+/**
+ * Fetches pages of one upstream in sequence, running ahead of its consumer until `readAhead` items
+ * are buffered. Never throws: a failed upstream ends the walk with a reason in `endedBy`.
+ */
+export class PageWalker {
+  /** Set when the walk stopped before the upstream's list ended. */
+  endedBy: WalkEnd | undefined;
+  private readonly buffer: WalkedPage[] = [];
+  private buffered = 0;
+  private finished = false;
+  private pumping = false;
+  private wake: (() => void) | undefined;
+  private readonly seen = new Set<string>();
+
+  constructor(
+    readonly upstream: Upstream,
+    private readonly kind: ListKind,
+    private cursor: string | undefined,
+    private pages: number,
+    private readonly limits: { readAhead: number; maxPages: number },
+    /** Until {@link deepen} is called, only the first page is fetched ahead. */
+    private shallow: boolean,
+    private readonly signal: AbortSignal,
+    private readonly onSkip: (upstream: Upstream, err: unknown) => void,
+  ) {
+    if (upstream.status === 'ready' && !upstream.supports('resources')) this.finished = true;
+    else void this.pump();
+  }
+
+  /** Lets the walk read ahead past its first page (the consumer is getting close). */
+  deepen(): void {
+    if (!this.shallow) return;
+    this.shallow = false;
+    void this.pump();
+  }
+
+  /** The next page, or {@link DONE}. Resolves early (DONE) when `signal` aborts. */
+  async next(signal?: AbortSignal): Promise<WalkedPage | typeof DONE> {
+    for (;;) {
+      this.deepen();
+      const page = this.buffer.shift();
+      if (page) {
+        this.buffered -= page.items.length;
+        void this.pump();
+        return page;
+      }
+      if (this.finished || this.signal.aborted || signal?.aborted) return DONE;
+      await new Promise<void>((resolve) => {
+        const onAbort = () => resolve();
+        this.wake = () => {
+          signal?.removeEventListener('abort', onAbort);
+          resolve();
+        };
+        signal?.addEventListener('abort', onAbort, { once: true });
+      });
+    }
+  }
+
+  private async pump(): Promise<void> {
+    if (this.pumping) return;
+    this.pumping = true;
+    const spec = KINDS[this.kind];
+    const schema = spec.schema as ResultSchema<{ nextCursor?: string | undefined }>;
+    try {
+      while (!this.finished && !this.signal.aborted && this.buffered < (this.shallow ? 1 : this.limits.readAhead)) {
+        if (this.pages >= this.limits.maxPages) {
+          this.end('page-limit');
+          break;
+        }
+        const params = this.cursor === undefined ? undefined : { cursor: this.cursor };
+        const result = await this.upstream.request(spec.method, params, schema, this.signal);
+        // Copy, never rewrite in place: a transport may hand over the upstream's own objects.
+        const raw = (result as Record<string, unknown>)[spec.field] as Record<string, unknown>[];
+        const items = raw.map((item) => ({ ...item, [spec.key]: encodeUri(this.upstream.id, item[spec.key] as string) }));
+        let next = result.nextCursor;
+        if (next !== undefined && this.seen.has(next)) next = undefined; // a cursor loop ends the walk
+        if (next !== undefined) this.seen.add(next);
+        this.cursor = next;
+        this.pages++;
+        this.buffer.push({ items, next, pages: this.pages });
+        this.buffered += items.length;
+        if (next === undefined) this.finished = true;
+        this.notify();
+      }
+    } catch (err) {
+      if (!this.signal.aborted) this.fail(err);
+    } finally {
+      this.pumping = false;
+      this.notify();
+    }
+  }
+
+  private fail(err: unknown): void {
+    const rpcCode = err instanceof ProxyError ? err.details?.rpcCode : undefined;
+    if (this.kind === 'templates' && rpcCode === -32601) {
+      this.finished = true; // an upstream without templates/list simply has none
+      return;
+    }
+    this.onSkip(this.upstream, err);
+    const code = err instanceof ProxyError ? err.code : undefined;
+    this.end(code === ErrorCodes.UPSTREAM_UNAVAILABLE ? 'unavailable' : code === ErrorCodes.UPSTREAM_TIMEOUT ? 'timeout' : 'error');
+  }
+
+  private end(reason: WalkEnd): void {
+    this.endedBy = reason;
+    this.finished = true;
+  }
+
+  private notify(): void {
+    const wake = this.wake;
+    this.wake = undefined;
+    wake?.();
+  }
+}
