@@ -16,6 +16,10 @@ const commonServerFields = {
   concurrency: positiveInt().max(1024).default(16),
   /** Free text for humans; ignored. */
   description: z.string().optional(),
+  /** Set to false to never cache this upstream's reads. Default: true. */
+  cache: z.boolean().default(true),
+  /** This upstream's cache TTL in milliseconds, overriding `cache.ttlMs`. Default: `cache.ttlMs`. */
+  cacheTtlMs: positiveInt().optional(),
 };
 
 /** An upstream spawned as a child process speaking MCP over stdio. */
@@ -77,6 +81,46 @@ export const ListSchema = z.strictObject({
   maxPagesPerUpstream: positiveInt().default(1000),
 });
 
+/** The shared read cache. */
+export const CacheSchema = z.strictObject({
+  /** Set to false to turn the read cache off for every upstream. Default: true. */
+  enabled: z.boolean().default(true),
+  /** Bound on the total size of cached contents (text characters + base64 blob characters). Default: 64 MiB. */
+  maxBytes: positiveInt().default(64 * 1024 * 1024),
+  /** Age after which an entry is read again from its upstream, in milliseconds. Default: 300000. */
+  ttlMs: positiveInt().default(300_000),
+  /** Larger results are served but not stored. Default: 1 MiB. */
+  maxEntryBytes: positiveInt().default(1024 * 1024),
+  /**
+   * For upstreams that support `resources/subscribe`: keep an upstream subscription for up to this
+   * many cached URIs, so those entries are invalidated exactly when they change rather than only
+   * when their TTL runs out. 0 turns it off. Default: 1000.
+   */
+  coherentUris: z.number().int().min(0).default(1000),
+});
+
+/** The subscription relay. */
+export const SubscriptionsSchema = z.strictObject({
+  /** For upstreams without `resources/subscribe`: how often a subscribed URI is re-read to detect changes. Default: 5000. */
+  pollIntervalMs: positiveInt().default(5000),
+  /** Updates of one URI to one session within this window become one notification (plus the last one). Default: 50. */
+  coalesceMs: z.number().int().min(0).default(50),
+});
+
+/** Reconnecting upstreams that went away. */
+export const ReconnectSchema = z.strictObject({
+  /** First delay before reconnecting, doubled each failed attempt (with jitter). Default: 500. */
+  initialDelayMs: positiveInt().default(500),
+  /** Upper bound of the delay. Default: 30000. */
+  maxDelayMs: positiveInt().default(30_000),
+});
+
+/** `notifications/resources/list_changed` towards clients. */
+export const ListChangedSchema = z.strictObject({
+  /** Changes within this window become one notification. Default: 100. */
+  coalesceMs: z.number().int().min(0).default(100),
+});
+
 /** The whole configuration file. */
 export const ConfigSchema = z
   .strictObject({
@@ -86,6 +130,14 @@ export const ConfigSchema = z
     mcpServers: ServersSchema.optional(),
     /** Listing limits. Default: see {@link ListSchema}. */
     list: ListSchema.default({ maxItemsPerPage: 1000, maxPagesPerUpstream: 1000 }),
+    /** Read cache. Default: see {@link CacheSchema}. */
+    cache: CacheSchema.default(CacheSchema.parse({})),
+    /** Subscription relay. Default: see {@link SubscriptionsSchema}. */
+    subscriptions: SubscriptionsSchema.default(SubscriptionsSchema.parse({})),
+    /** Upstream reconnects. Default: see {@link ReconnectSchema}. */
+    reconnect: ReconnectSchema.default(ReconnectSchema.parse({})),
+    /** list_changed relay. Default: see {@link ListChangedSchema}. */
+    listChanged: ListChangedSchema.default(ListChangedSchema.parse({})),
   })
   .transform((c, ctx) => {
     if (c.servers && c.mcpServers) {
@@ -97,7 +149,8 @@ export const ConfigSchema = z
       ctx.addIssue({ code: 'custom', path: ['servers'], message: 'at least one server is required' });
       return z.NEVER;
     }
-    return { servers: normalise(servers), list: c.list };
+    const { mcpServers: _alias, servers: _servers, ...rest } = c;
+    return { ...rest, servers: normalise(servers) };
   });
 
 /** A stdio upstream after validation. */

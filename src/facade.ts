@@ -5,22 +5,27 @@ import {
   ListResourcesRequestSchema,
   ListResourceTemplatesRequestSchema,
   ReadResourceRequestSchema,
+  SubscribeRequestSchema,
+  UnsubscribeRequestSchema,
   type ServerCapabilities,
 } from '@modelcontextprotocol/sdk/types.js';
 import { ErrorCodes, ProxyError, toJsonRpcError, type ErrorContext } from './errors.js';
 import type { Logger } from './logger.js';
 import type { CompleteParams, FederatedResources } from './resources.js';
+import type { Session } from './sessions.js';
 
 /** What the facade needs from the composition root. */
 export interface FacadeOptions {
   resources: FederatedResources;
+  /** This downstream session, for per-session operations (subscriptions). */
+  session: Session;
   logger: Logger;
   serverInfo: { name: string; version: string };
 }
 
-/** Capabilities the facade declares (subscribe comes with the subscription relay). */
+/** Capabilities the facade declares. */
 export const FACADE_CAPABILITIES: ServerCapabilities = {
-  resources: { listChanged: true },
+  resources: { subscribe: true, listChanged: true },
   completions: {},
 };
 
@@ -29,7 +34,7 @@ export const FACADE_CAPABILITIES: ServerCapabilities = {
  * {@link FederatedResources} and translate errors in exactly one place ({@link toJsonRpcError}).
  */
 export function createFacadeServer(options: FacadeOptions): Server {
-  const { resources, logger } = options;
+  const { resources, session, logger } = options;
   const server = new Server(options.serverInfo, { capabilities: FACADE_CAPABILITIES });
 
   const boundary = async <T>(method: string, ctx: ErrorContext, fn: () => Promise<T>): Promise<T> => {
@@ -49,6 +54,18 @@ export function createFacadeServer(options: FacadeOptions): Server {
   );
   server.setRequestHandler(ReadResourceRequestSchema, (req, extra) =>
     boundary(req.method, { uri: req.params.uri }, () => resources.read(req.params.uri, extra.signal)),
+  );
+  server.setRequestHandler(SubscribeRequestSchema, (req) =>
+    boundary(req.method, { uri: req.params.uri }, async () => {
+      await resources.subscribe(session, req.params.uri);
+      return {};
+    }),
+  );
+  server.setRequestHandler(UnsubscribeRequestSchema, (req) =>
+    boundary(req.method, { uri: req.params.uri }, async () => {
+      await resources.unsubscribe(session, req.params.uri);
+      return {};
+    }),
   );
   server.setRequestHandler(CompleteRequestSchema, (req, extra) =>
     boundary(req.method, { uri: (req.params.ref as { uri?: string }).uri ?? '' }, () =>

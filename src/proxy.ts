@@ -1,14 +1,19 @@
-// Composition root: builds the shared core (pool, lister, resources) and serves downstream sessions.
+// Composition root: builds the shared core (pool, cache, relay, lister, resources), wires events, serves sessions.
 import { randomBytes } from 'node:crypto';
 import type { Server } from '@modelcontextprotocol/sdk/server/index.js';
 import type { Transport } from '@modelcontextprotocol/sdk/shared/transport.js';
+import { ReadCache, type Clock } from './cache.js';
 import type { FederateConfig } from './config-schema.js';
 import { createCursorCodec } from './cursor.js';
 import { createFacadeServer } from './facade.js';
 import { Lister } from './listing.js';
 import type { Logger } from './logger.js';
+import { Methods } from './protocol.js';
 import { FederatedResources } from './resources.js';
+import { SessionRegistry, type Session } from './sessions.js';
+import { SubscriptionRelay } from './subscriptions.js';
 import { defaultTransportFactory, type TransportFactory } from './transports.js';
+import type { Upstream } from './upstream.js';
 import { UpstreamPool } from './upstream-pool.js';
 import { VERSION } from './version.js';
 
@@ -20,17 +25,24 @@ export interface ProxyOptions {
   transportFactory?: TransportFactory;
   /** Key for list cursors. Default: 32 random bytes per process. */
   cursorKey?: Uint8Array;
+  /** Clock for cache TTLs. Default: performance. */
+  clock?: Clock;
+  /** Jitter source for reconnect backoff, in [0, 1). Default: Math.random. */
+  random?: () => number;
 }
 
 /** A running federation: one shared core, any number of downstream sessions. */
 export interface Proxy extends AsyncDisposable {
   readonly pool: UpstreamPool;
   readonly resources: FederatedResources;
-  /** Connects every upstream in parallel; resolves when each is ready or has failed. */
+  readonly cache: ReadCache | undefined;
+  readonly relay: SubscriptionRelay;
+  readonly sessions: SessionRegistry;
+  /** Connects every upstream in parallel; resolves when each is ready or has failed (and retries later). */
   start(): Promise<void>;
   /** Serves one downstream session over `transport`; the session ends when the transport closes. */
   connect(transport: Transport): Promise<Server>;
-  /** Closes every session, then every upstream. Idempotent. */
+  /** Stops accepting, closes sessions, unsubscribes upstream (best effort), closes upstreams. Idempotent. */
   close(): Promise<void>;
 }
 
@@ -42,44 +54,117 @@ const SERVER_INFO = { name: 'mcp-federate', version: VERSION };
  * @example
  * const proxy = createProxy({ config, logger });
  * await proxy.start();
- * await proxy.connect(new StdioServerTransport());
+ * await proxy.connect(new LineTransport(process.stdin, process.stdout));
  */
 export function createProxy(options: ProxyOptions): Proxy {
   const { config, logger } = options;
   const pool = new UpstreamPool(
     config,
-    { transportFactory: options.transportFactory ?? defaultTransportFactory, logger, clientInfo: SERVER_INFO },
+    {
+      transportFactory: options.transportFactory ?? defaultTransportFactory,
+      logger,
+      clientInfo: SERVER_INFO,
+      reconnect: config.reconnect,
+      ...(options.random ? { random: options.random } : {}),
+    },
     logger,
   );
-  const codec = createCursorCodec(options.cursorKey ?? randomBytes(32));
-  const lister = new Lister(pool, codec, config.list, logger);
-  const resources = new FederatedResources(pool, lister);
-  const sessions = new Set<Server>();
+  const sessions = new SessionRegistry(config.listChanged.coalesceMs);
+  const relay = new SubscriptionRelay({ pool, logger, ...config.subscriptions });
+  const lister = new Lister(pool, createCursorCodec(options.cursorKey ?? randomBytes(32)), config.list, logger);
+  const coherence = createCoherence(config.cache.coherentUris, relay);
+  const cache = config.cache.enabled
+    ? new ReadCache({ ...config.cache, ...(options.clock ? { clock: options.clock } : {}), onEvict: coherence.release })
+    : undefined;
+  const resources = new FederatedResources({ pool, lister, relay, cache, onCached: coherence.hold });
+  sessions.onListChanged(() => lister.close()); // read-ahead from before a change is not reused
+
+  let started = false;
+  pool.onNotification((n) => {
+    if (n.method === Methods.updated && typeof n.params?.uri === 'string') {
+      cache?.invalidate(n.server, n.params.uri); // before the relay, so a client re-reading at once gets fresh content
+      relay.updated(n.server, n.params.uri);
+    } else if (n.method === Methods.listChanged) {
+      sessions.listChanged();
+    }
+  });
+  pool.onStatus((server, status) => {
+    if (status === 'ready' && (pool.get(server)?.generation ?? 0) > 1) {
+      cache?.invalidateServer(server);
+      relay.resubscribe(server);
+    }
+    if (started && (status === 'ready' || status === 'unavailable')) sessions.listChanged();
+  });
+
+  const servers = new Set<Server>();
   let closing: Promise<void> | undefined;
+  let ids = 0;
 
   return {
     pool,
     resources,
-    start: () => pool.start(),
+    cache,
+    relay,
+    sessions,
+    async start() {
+      await pool.start();
+      started = true;
+    },
     async connect(transport) {
       if (closing) throw new Error('proxy is closed');
-      const server = createFacadeServer({ resources, logger, serverInfo: SERVER_INFO });
-      sessions.add(server);
-      server.onclose = () => sessions.delete(server);
+      let server!: Server;
+      const session: Session = {
+        id: `s${++ids}`,
+        sendUpdated: (uri) => void server.sendResourceUpdated({ uri }).catch(() => undefined),
+        sendListChanged: () => void server.sendResourceListChanged().catch(() => undefined),
+      };
+      server = createFacadeServer({ resources, session, logger, serverInfo: SERVER_INFO });
+      servers.add(server);
+      sessions.add(session);
+      server.onclose = () => {
+        servers.delete(server);
+        sessions.delete(session);
+        relay.releaseSession(session);
+      };
       await server.connect(transport);
       return server;
     },
     close() {
       closing ??= (async () => {
-        await Promise.allSettled([...sessions].map((s) => s.close()));
-        sessions.clear();
+        await Promise.allSettled([...servers].map((s) => s.close()));
+        sessions.close();
+        await relay.close();
         lister.close();
+        cache?.close();
         await pool.close();
       })();
       return closing;
     },
     [Symbol.asyncDispose]() {
       return this.close();
+    },
+  };
+}
+
+/**
+ * Cache coherence: once a URI of an upstream that supports `resources/subscribe` is cached, the
+ * proxy holds an upstream subscription for it (up to `max` URIs) until its entry is evicted or
+ * expires, so the entry is invalidated the moment it changes rather than when its TTL runs out.
+ * An invalidation keeps the hold: the URI is likely to be read again.
+ */
+function createCoherence(max: number, relay: SubscriptionRelay) {
+  const holder: Session = { id: 'cache', sendUpdated: () => undefined, sendListChanged: () => undefined };
+  let held = 0;
+  return {
+    hold(upstream: Upstream, uri: string): void {
+      if (held >= max || !upstream.capabilities?.resources?.subscribe || relay.holds(holder, upstream.id, uri)) return;
+      held++;
+      relay.subscribe(holder, upstream.id, uri).catch(() => held--);
+    },
+    release(server: string, uri: string): void {
+      if (!relay.holds(holder, server, uri)) return;
+      held--;
+      void relay.unsubscribe(holder, server, uri).catch(() => undefined);
     },
   };
 }

@@ -1,8 +1,11 @@
-// Federated resources, shared by all sessions: list/templates/read/complete = decode -> route -> encode.
+// Federated resources, shared by all sessions: list/templates/read/subscribe/complete = decode -> route -> encode.
+import type { ReadCache } from './cache.js';
 import type { ListKind } from './cursor.js';
 import { ErrorCodes, ProxyError } from './errors.js';
 import { Lister } from './listing.js';
 import { CompleteResult, Methods, ReadResult, type CompleteResultT, type ReadResultT } from './protocol.js';
+import type { Session } from './sessions.js';
+import type { SubscriptionRelay } from './subscriptions.js';
 import type { Upstream } from './upstream.js';
 import type { UpstreamPool } from './upstream-pool.js';
 import { decodeUri, encodeUri, type NamespacedUri } from './uri.js';
@@ -17,39 +20,75 @@ export interface CompleteParams {
   context?: { arguments?: Record<string, string> };
 }
 
+/** The shared parts the resource operations use. */
+export interface ResourcesDeps {
+  pool: UpstreamPool;
+  lister: Lister;
+  relay: SubscriptionRelay;
+  /** Absent when caching is off. */
+  cache?: ReadCache | undefined;
+  /** Called after a read was stored in the cache (for coherence subscriptions). */
+  onCached?: (upstream: Upstream, uri: string) => void;
+}
+
 /** Upstream JSON-RPC codes that mean "no such resource". */
 const NOT_FOUND_CODES = new Set([-32002, -32602]);
 
 /**
  * The federation's resource operations. Holds no per-session state: every downstream session
- * calls the same instance.
+ * calls the same instance, passing itself where the operation is per session (subscriptions).
  */
 export class FederatedResources {
-  constructor(
-    private readonly pool: UpstreamPool,
-    private readonly lister: Lister,
-  ) {}
+  constructor(private readonly deps: ResourcesDeps) {}
 
   /** `resources/list` or `resources/templates/list`: one merged downstream page. */
   async list(kind: ListKind, cursor: string | undefined, signal?: AbortSignal): Promise<ListResult> {
-    const page = await this.lister.page(kind, cursor, signal);
+    const page = await this.deps.lister.page(kind, cursor, signal);
     const field = kind === 'resources' ? 'resources' : 'resourceTemplates';
     const result: ListResult = { [field]: page.items, ...Lister.meta(page.incomplete) };
     if (page.nextCursor !== undefined) result.nextCursor = page.nextCursor;
     return result;
   }
 
-  /** `resources/read`: route to the owner, rewrite every `contents[].uri` into its namespace. */
+  /**
+   * `resources/read`: route to the owner (through the cache when the upstream allows it) and
+   * rewrite every `contents[].uri` into its namespace. A cached read is shared by concurrent
+   * callers, so one caller's cancel only ends its own wait.
+   */
   async read(uri: string, signal?: AbortSignal): Promise<ReadResultT> {
     const { upstream, target } = this.route(uri);
+    const cache = this.deps.cache;
     let result: ReadResultT;
     try {
-      result = await upstream.request(Methods.read, { uri: target.uri }, ReadResult, signal);
+      if (cache && upstream.config.cache) {
+        const load = () => upstream.request(Methods.read, { uri: target.uri }, ReadResult);
+        const outcome = await cache.read({ server: target.server, uri: target.uri, ttlMs: upstream.config.cacheTtlMs, load }, signal);
+        result = outcome.result;
+        if (!outcome.hit) this.deps.onCached?.(upstream, target.uri);
+      } else {
+        result = await upstream.request(Methods.read, { uri: target.uri }, ReadResult, signal);
+      }
+    } catch (err) {
+      throw asNotFound(err, signal);
+    }
+    // Copy, never rewrite in place: the object may be cached, or the upstream's own (in-memory transports).
+    return { ...result, contents: result.contents.map((c) => ({ ...c, uri: encodeUri(target.server, c.uri) })) };
+  }
+
+  /** `resources/subscribe` for one session (idempotent). */
+  async subscribe(session: Session, uri: string): Promise<void> {
+    const { target } = this.route(uri);
+    try {
+      await this.deps.relay.subscribe(session, target.server, target.uri);
     } catch (err) {
       throw asNotFound(err);
     }
-    // Copy, never rewrite in place: a transport may hand over the upstream's own objects.
-    return { ...result, contents: result.contents.map((c) => ({ ...c, uri: encodeUri(target.server, c.uri) })) };
+  }
+
+  /** `resources/unsubscribe` for one session (unknown URIs and pairs are a no-op, as the spec allows). */
+  async unsubscribe(session: Session, uri: string): Promise<void> {
+    const target = decodeUri(uri, this.deps.pool.ids);
+    if (target) await this.deps.relay.unsubscribe(session, target.server, target.uri);
   }
 
   /** `completion/complete` for a `ref/resource`: routed by the namespaced template to its owner. */
@@ -69,8 +108,8 @@ export class FederatedResources {
 
   /** Decodes a federated URI to its ready upstream; anything else is "not found". */
   route(uri: string): { upstream: Upstream; target: NamespacedUri } {
-    const target = decodeUri(uri, this.pool.ids);
-    const upstream = target && this.pool.get(target.server);
+    const target = decodeUri(uri, this.deps.pool.ids);
+    const upstream = target && this.deps.pool.get(target.server);
     if (!target || !upstream || upstream.status !== 'ready') {
       throw new ProxyError(ErrorCodes.RESOURCE_NOT_FOUND, 'Resource not found');
     }
@@ -79,7 +118,8 @@ export class FederatedResources {
 }
 
 /** An upstream's own "not found" (-32002, or -32602 used by older servers) is our not-found. */
-function asNotFound(err: unknown): unknown {
+function asNotFound(err: unknown, signal?: AbortSignal): unknown {
+  if (signal?.aborted && !(err instanceof ProxyError)) return new ProxyError(ErrorCodes.CANCELLED, 'request cancelled');
   if (err instanceof ProxyError && err.code === ErrorCodes.UPSTREAM_ERROR && NOT_FOUND_CODES.has(err.details?.rpcCode as number)) {
     return new ProxyError(ErrorCodes.RESOURCE_NOT_FOUND, 'Resource not found', { cause: err, details: err.details });
   }

@@ -23,6 +23,10 @@ export interface UpstreamOptions {
   logger: Logger;
   /** Name and version the proxy announces to upstreams. */
   clientInfo: { name: string; version: string };
+  /** Reconnect with backoff after a failed start or a lost connection. Default: never reconnect. */
+  reconnect?: { initialDelayMs: number; maxDelayMs: number };
+  /** Source of jitter in [0, 1). Default: Math.random. */
+  random?: () => number;
 }
 
 /** The result schema shape `request` validates against: any zod schema. */
@@ -38,7 +42,12 @@ export class Upstream {
   status: UpstreamStatus = 'idle';
   /** What the upstream declared at initialize (undefined until ready). */
   capabilities: ServerCapabilities | undefined;
+  /** Connections made so far: 1 after the first, 2 after the first reconnect, ... */
+  generation = 0;
   private client: Client | undefined;
+  private attempts = 0;
+  private readyAt = 0;
+  private retryTimer: NodeJS.Timeout | undefined;
   private readonly queue: PQueue;
   private readonly notificationListeners = new Set<(n: UpstreamNotification) => void>();
   private readonly statusListeners = new Set<(s: UpstreamStatus) => void>();
@@ -53,9 +62,13 @@ export class Upstream {
     this.log = options.logger.child({ server: id });
   }
 
-  /** Opens the session, trying each transport candidate in order. Rejects when none initializes. */
+  /**
+   * Opens the session, trying each transport candidate in order. Rejects when none initializes;
+   * with `reconnect` configured, a retry is then scheduled with backoff.
+   */
   async connect(): Promise<void> {
     if (this.status === 'closed') throw new ProxyError(ErrorCodes.CLOSED, `upstream ${this.id} is closed`);
+    if (this.status === 'connecting' || this.status === 'ready') return;
     this.setStatus('connecting');
     let lastError: unknown;
     for (const candidate of this.options.transportFactory(this.id, this.config, this.options.logger)) {
@@ -77,9 +90,28 @@ export class Upstream {
       return;
     }
     this.setStatus('unavailable');
+    this.scheduleReconnect();
     throw new ProxyError(ErrorCodes.UPSTREAM_UNAVAILABLE, `upstream ${this.id} failed to start: ${String(lastError)}`, {
       cause: lastError,
     });
+  }
+
+  /** Delay before reconnect attempt `n` (0-based): exponential, capped, with jitter in [50%, 100%]. */
+  static backoff(n: number, reconnect: { initialDelayMs: number; maxDelayMs: number }, random: () => number): number {
+    const ceiling = Math.min(reconnect.maxDelayMs, reconnect.initialDelayMs * 2 ** Math.min(n, 30));
+    return Math.round(ceiling / 2 + (random() * ceiling) / 2);
+  }
+
+  private scheduleReconnect(): void {
+    const reconnect = this.options.reconnect;
+    if (!reconnect || this.retryTimer || this.status === 'closed') return;
+    const delay = Upstream.backoff(this.attempts++, reconnect, this.options.random ?? Math.random);
+    this.log.info({ delayMs: delay, attempt: this.attempts }, 'reconnect scheduled');
+    this.retryTimer = setTimeout(() => {
+      this.retryTimer = undefined;
+      this.connect().catch(() => undefined); // failure logged and rescheduled by connect()
+    }, delay);
+    this.retryTimer.unref?.();
   }
 
   /** True when the upstream declared `capability` (e.g. "resources", "completions"). */
@@ -129,6 +161,8 @@ export class Upstream {
   async close(): Promise<void> {
     if (this.status === 'closed') return;
     this.setStatus('closed');
+    clearTimeout(this.retryTimer);
+    this.retryTimer = undefined;
     const client = this.client;
     this.client = undefined;
     this.queue.clear();
@@ -153,8 +187,14 @@ export class Upstream {
       this.client = undefined;
       if (this.status === 'closed') return;
       this.log.warn('upstream connection closed');
+      // A connection that stayed up for the longest backoff was healthy: start the backoff afresh.
+      // One that died sooner keeps climbing, so a crash loop never respawns faster than the backoff.
+      if (this.options.reconnect && Date.now() - this.readyAt >= this.options.reconnect.maxDelayMs) this.attempts = 0;
       this.setStatus('unavailable');
+      this.scheduleReconnect();
     };
+    this.generation++;
+    this.readyAt = Date.now();
     this.setStatus('ready');
   }
 

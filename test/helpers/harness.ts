@@ -17,6 +17,10 @@ export interface HarnessOptions {
   config?: Record<string, unknown>;
   /** Per-server extra fields (timeoutMs, concurrency, ...). */
   serverFields?: Record<string, Record<string, unknown>>;
+  /** Clock for cache TTLs. */
+  clock?: { now(): number };
+  /** Jitter source for reconnect backoff. */
+  random?: () => number;
 }
 
 export interface Harness extends AsyncDisposable {
@@ -53,7 +57,13 @@ export async function startHarness(options: HarnessOptions): Promise<Harness> {
       },
     },
   ];
-  const proxy = createProxy({ config, logger, transportFactory });
+  const proxy = createProxy({
+    config,
+    logger,
+    transportFactory,
+    ...(options.clock ? { clock: options.clock } : {}),
+    ...(options.random ? { random: options.random } : {}),
+  });
   await proxy.start();
   const clients: Client[] = [];
   return {

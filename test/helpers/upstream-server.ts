@@ -11,6 +11,7 @@ import {
   type Resource,
   type ResourceTemplate,
 } from '@modelcontextprotocol/sdk/types.js';
+import { counter } from './gate.js';
 
 /** What a test can script about an upstream. */
 export interface UpstreamSpec {
@@ -41,6 +42,8 @@ export interface UpstreamHandle {
     cursorsSeen: string[];
     subscribes: string[];
     unsubscribes: string[];
+    /** Hit on every subscribe and unsubscribe the upstream receives. */
+    subscriptionCalls: ReturnType<typeof counter>;
   };
 }
 
@@ -111,10 +114,12 @@ export function createUpstreamServer(spec: UpstreamSpec, stats: UpstreamHandle['
   if (spec.subscribe) {
     server.setRequestHandler(SubscribeRequestSchema, (req) => {
       stats.subscribes.push(req.params.uri);
+      stats.subscriptionCalls.hit();
       return {};
     });
     server.setRequestHandler(UnsubscribeRequestSchema, (req) => {
       stats.unsubscribes.push(req.params.uri);
+      stats.subscriptionCalls.hit();
       return {};
     });
   }
@@ -122,5 +127,5 @@ export function createUpstreamServer(spec: UpstreamSpec, stats: UpstreamHandle['
 }
 
 export function newStats(): UpstreamHandle['stats'] {
-  return { initializes: 0, reads: new Map(), cursorsSeen: [], subscribes: [], unsubscribes: [] };
+  return { initializes: 0, reads: new Map(), cursorsSeen: [], subscribes: [], unsubscribes: [], subscriptionCalls: counter() };
 }

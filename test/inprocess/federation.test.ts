@@ -195,7 +195,7 @@ describe('reads', () => {
     expect(h.logs.some((l) => l.msg === 'request failed' && l.level === 40)).toBe(true);
   });
 
-  it('cancelling the downstream request cancels the upstream request', async () => {
+  it('cancelling the downstream request cancels the upstream request (uncached upstream)', async () => {
     let upstreamAborted!: () => void;
     const aborted = new Promise<void>((r) => (upstreamAborted = r));
     let started!: () => void;
@@ -211,6 +211,7 @@ describe('reads', () => {
               }),
           }).server,
       },
+      serverFields: { slow: { cache: false } },
     });
     const controller = new AbortController();
     const pending = (await h.client()).readResource({ uri: 'slow+x://1' }, { signal: controller.signal });

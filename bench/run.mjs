@@ -1,0 +1,391 @@
+// Benchmark: a direct SDK client vs the same client through the mcp-federate proxy (dist/cli.js), in one run.
+import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { cpus, tmpdir } from 'node:os';
+import { dirname, join, resolve } from 'node:path';
+import { performance } from 'node:perf_hooks';
+import { fileURLToPath } from 'node:url';
+import { Client } from '@modelcontextprotocol/sdk/client/index.js';
+import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js';
+import { ResourceUpdatedNotificationSchema } from '@modelcontextprotocol/sdk/types.js';
+
+const ROOT = resolve(dirname(fileURLToPath(import.meta.url)), '..');
+const FIXTURE = join(ROOT, 'test/fixtures/catalog-server.mjs');
+const CLI = join(ROOT, 'dist/cli.js');
+const RESULTS = join(ROOT, 'bench/results.md');
+
+const RESOURCES = 1000;
+const UPSTREAMS = 10;
+const BASE_ARGS = ['--resources', String(RESOURCES), '--page-size', '100', '--size', '1024'];
+const TEXT_IDS = Array.from({ length: RESOURCES }, (_, i) => i).filter((i) => i % 10 !== 9);
+const N = { warmup: 300, latency: 2000, throughput: 5000, inFlight: 32, throughputReps: 3, listReps: 7, startupReps: 3 };
+const N_EXTRA = { cachedUris: 50, burst: 100, relay: 200, relayWarmup: 20, relayTimeoutMs: 2000 };
+const MAX_PAGES = 10_000;
+const STDERR_TAIL = 4096;
+
+// ---- small utilities ----
+
+const now = () => performance.now();
+const gc = () => globalThis.gc?.();
+const percentile = (xs, p) => [...xs].sort((a, b) => a - b)[Math.min(xs.length - 1, Math.floor((p / 100) * xs.length))];
+const median = (xs) => percentile(xs, 50);
+const timeIt = async (fn) => {
+  const t0 = now();
+  await fn();
+  return now() - t0;
+};
+const attempt = async (fn) => {
+  try {
+    return await fn();
+  } catch (e) {
+    return e instanceof Error ? e : new Error(String(e));
+  }
+};
+const withTimeout = (promise, ms, what) => {
+  let timer;
+  const timeout = new Promise((_, reject) => {
+    timer = setTimeout(() => reject(new Error(`timed out after ${ms} ms waiting for ${what}`)), ms);
+  });
+  return Promise.race([promise, timeout]).finally(() => clearTimeout(timer));
+};
+/** Runs task(0..total-1) with `concurrency` tasks in flight. */
+const pool = async (total, concurrency, task) => {
+  let next = 0;
+  const worker = async () => {
+    while (next < total) await task(next++);
+  };
+  await Promise.all(Array.from({ length: concurrency }, worker));
+};
+const peakRssMb = (pid) => {
+  const m = /VmHWM:\s+(\d+) kB/.exec(readFileSync(`/proc/${pid}/status`, 'utf8'));
+  if (!m) throw new Error(`no VmHWM for pid ${pid}`);
+  return Number(m[1]) / 1024;
+};
+
+// ---- child processes (every one is tracked and closed at the end) ----
+
+const live = new Set();
+const tmp = mkdtempSync(join(tmpdir(), 'mcp-federate-bench-'));
+let configSeq = 0;
+
+/** Spawns a stdio MCP server and connects an SDK client to it. */
+const spawnClient = async (label, command, args) => {
+  const transport = new StdioClientTransport({ command, args, stderr: 'pipe' });
+  let tail = '';
+  transport.stderr?.on('data', (chunk) => {
+    tail = (tail + chunk).slice(-STDERR_TAIL);
+  });
+  const client = new Client({ name: 'mcp-federate-bench', version: '1.0.0' });
+  const handle = {
+    client,
+    get pid() {
+      return transport.pid;
+    },
+    close: async () => {
+      live.delete(handle);
+      await client.close().catch(() => {});
+    },
+  };
+  live.add(handle);
+  try {
+    await client.connect(transport);
+  } catch (e) {
+    await handle.close();
+    throw new Error(`${label} failed to start: ${e.message}${tail ? ` — stderr: ${tail.trim()}` : ''}`);
+  }
+  return handle;
+};
+const closeHandles = (...items) => Promise.all(items.flat().filter((h) => h?.close).map((h) => h.close()));
+const closeAll = () => closeHandles([...live]);
+const killLeftovers = () => {
+  for (const h of live) if (h.pid) process.kill(h.pid, 'SIGKILL');
+};
+
+const spawnFixture = (extraArgs = []) =>
+  spawnClient('fixture', process.execPath, [FIXTURE, ...BASE_ARGS, ...extraArgs]);
+const spawnFixtures = (count) => Promise.all(Array.from({ length: count }, () => spawnFixture()));
+
+/** servers: { id: extraFixtureArgs }; extra: more top-level config (e.g. cache settings). */
+const spawnProxy = (servers, extra = {}) => {
+  if (!existsSync(CLI)) return Promise.reject(new Error(`${CLI} not found (run npm run build)`));
+  const config = { ...extra, servers: {} };
+  for (const [id, extra] of Object.entries(servers)) {
+    config.servers[id] = { command: process.execPath, args: [FIXTURE, ...BASE_ARGS, ...extra] };
+  }
+  const file = join(tmp, `config-${configSeq++}.json`);
+  writeFileSync(file, JSON.stringify(config, null, 2));
+  return spawnClient('proxy', process.execPath, [CLI, '--config', file, '--log-level', 'warn']);
+};
+/** A proxy that has already served one full list, so no upstream start-up work overlaps a measurement. */
+const spawnSettledProxy = async (servers, extra) => {
+  const handle = await spawnProxy(servers, extra);
+  await listAll(handle.client);
+  return handle;
+};
+const tenUpstreams = () => Object.fromEntries(Array.from({ length: UPSTREAMS }, (_, i) => [`u${i}`, []]));
+
+// ---- workloads (prefix is '' for direct, '<id>+' through the proxy) ----
+
+const textUris = (prefix, count = TEXT_IDS.length) =>
+  TEXT_IDS.slice(0, count).map((i) => `${prefix}fixture://res/${i}`);
+const read = (client, uri) => client.readResource({ uri });
+// A unique query per read: the fixture ignores it, and a caching proxy cannot answer from its cache.
+let unique = 0;
+const stats = async (client, prefix) =>
+  JSON.parse((await read(client, `${prefix}fixture://stats?n=${unique++}`)).contents[0].text);
+
+const sequentialLatencies = async (client, uris, n) => {
+  const out = [];
+  for (let i = 0; i < n; i++) {
+    const t0 = now();
+    await read(client, uris[i % uris.length]);
+    out.push(now() - t0);
+  }
+  return out;
+};
+const throughput = async (client, uris) => {
+  const ms = await timeIt(() => pool(N.throughput, N.inFlight, (i) => read(client, uris[i % uris.length])));
+  return N.throughput / (ms / 1000);
+};
+const listAll = async (client) => {
+  let count = 0;
+  let cursor;
+  for (let pages = 0; pages < MAX_PAGES; pages++) {
+    const page = await client.listResources(cursor === undefined ? {} : { cursor });
+    count += page.resources.length;
+    cursor = page.nextCursor;
+    if (cursor === undefined) return count;
+  }
+  throw new Error(`resources/list still paginating after ${MAX_PAGES} pages`);
+};
+const expectAtLeast = (count, min, what) => {
+  if (count < min) throw new Error(`${what}: got ${count} resources, expected >= ${min}`);
+};
+const listAllTimed = (clients, what) =>
+  timeIt(async () => {
+    const counts = await Promise.all(clients.map(listAll));
+    expectAtLeast(counts.reduce((a, b) => a + b, 0), UPSTREAMS * RESOURCES, what);
+  });
+const startupToFirstList = async (spawnAll) => {
+  const t0 = now();
+  const handles = await spawnAll();
+  await Promise.all(handles.map((h) => h.client.listResources()));
+  const ms = now() - t0;
+  await closeHandles(handles);
+  return ms;
+};
+const upstreamReadsForBurst = async (client, prefix) => {
+  const uri = `${prefix}fixture://res/5`;
+  await Promise.all(Array.from({ length: N_EXTRA.burst }, () => read(client, uri)));
+  return (await stats(client, prefix)).readsByUri['fixture://res/5'] ?? 0;
+};
+const relayLatencyP50 = async (client, prefix) => {
+  const ticker = `${prefix}fixture://ticker`;
+  let notify = () => {};
+  client.setNotificationHandler(ResourceUpdatedNotificationSchema, (n) => {
+    if (n.params.uri === ticker) notify();
+  });
+  await client.subscribeResource({ uri: ticker });
+  const lat = [];
+  for (let i = 0; i < N_EXTRA.relayWarmup + N_EXTRA.relay; i++) {
+    const arrived = new Promise((res) => (notify = res));
+    const t0 = now();
+    const ticked = read(client, `${prefix}fixture://control/tick?n=${unique++}`);
+    await withTimeout(arrived, N_EXTRA.relayTimeoutMs, `notifications/resources/updated for ${ticker}`);
+    if (i >= N_EXTRA.relayWarmup) lat.push(now() - t0);
+    await ticked;
+  }
+  await client.unsubscribeResource({ uri: ticker });
+  return percentile(lat, 50);
+};
+
+// ---- comparison drivers: each side is a function, or the Error that prevented it ----
+
+/** Runs fn(handle) unless the handle failed to start; errors become values. */
+const on = (handle, fn) => (handle instanceof Error ? handle : attempt(() => fn(handle)));
+/** A side's repeatable run, or the start error. */
+const sideOf = (handle, run) => (handle instanceof Error ? handle : () => run(handle));
+
+/** One discarded warm-up, then `reps` alternating direct/proxy runs; returns each side's median. */
+const interleavedMedians = async (reps, ...sides) => {
+  const state = sides.map((run) => ({ run, samples: [], error: run instanceof Error ? run : undefined }));
+  for (let rep = -1; rep < reps; rep++) {
+    for (const s of state) {
+      if (s.error) continue;
+      gc();
+      const v = await attempt(s.run);
+      if (v instanceof Error) s.error = v;
+      else if (rep >= 0) s.samples.push(v);
+    }
+  }
+  return state.map((s) => s.error ?? median(s.samples));
+};
+const latencyPercentiles = async (handle, prefix) =>
+  on(handle, async (h) => {
+    const uris = textUris(prefix);
+    await sequentialLatencies(h.client, uris, N.warmup);
+    gc();
+    const lat = await sequentialLatencies(h.client, uris, N.latency);
+    return { p50: percentile(lat, 50), p99: percentile(lat, 99) };
+  });
+
+// ---- report ----
+
+const rows = [];
+const notes = new Set();
+const fmt = {
+  ms: (v) => `${v.toFixed(2)} ms`,
+  rps: (v) => `${Math.round(v)} /s`,
+  mb: (v) => `${v.toFixed(1)} MB`,
+  n: (v) => String(v),
+};
+const RATIO = (text, ok) => ({ text: `ratio ${text}`, on: 'ratio', ok });
+const PROXY = (text, ok) => ({ text, on: 'proxy', ok });
+const RSS_TARGET = PROXY('≤ 100 MB', (mb) => mb <= 100);
+const cell = (v, f) => (v === undefined ? '—' : v instanceof Error ? 'n/a' : f(v));
+/** target: { text, on: 'ratio' | 'proxy', ok(x) } */
+const addRow = (metric, direct, proxy, format, target) => {
+  for (const v of [direct, proxy]) if (v instanceof Error) notes.add(v.message.replace(/\s+/g, ' '));
+  const numeric = (v) => typeof v === 'number';
+  const ratio = numeric(direct) && numeric(proxy) && direct > 0 ? proxy / direct : undefined;
+  const subject = target?.on === 'ratio' ? ratio : proxy;
+  const pass = !target ? '—' : numeric(subject) ? (target.ok(subject) ? 'yes' : 'no') : 'n/a';
+  const ratioText = ratio === undefined ? '—' : ratio.toFixed(2);
+  rows.push([metric, cell(direct, fmt[format]), cell(proxy, fmt[format]), ratioText, target?.text ?? '—', pass]);
+};
+const renderReport = () =>
+  [
+    '# mcp-federate benchmark',
+    '',
+    `${new Date().toISOString()} · node ${process.version} · ${cpus().length} CPU(s) · ${cpus()[0]?.model ?? ''}`,
+    '',
+    `Upstream: catalog fixture, ${RESOURCES} × 1 KiB resources, page size 100. Ratio = proxy / direct.`,
+    '',
+    '| metric | direct | proxy | ratio | target | pass |',
+    '|---|---:|---:|---:|---|---|',
+    ...rows.map((r) => `| ${r.join(' | ')} |`),
+    ...(notes.size ? ['', '## Notes', '', ...[...notes].map((n) => `- ${n}`)] : []),
+    '',
+  ].join('\n');
+
+// ---- phases ----
+
+const progress = (msg) => process.stderr.write(`[bench] ${msg}\n`);
+const pick = (v, key) => (v instanceof Error ? v : v[key]);
+
+const readPhase = async (direct, proxy) => {
+  progress('read latency');
+  const dLat = await latencyPercentiles(direct, '');
+  const pLat = await latencyPercentiles(proxy, 'bench+');
+  addRow(`read latency p50 (${N.latency} sequential)`, pick(dLat, 'p50'), pick(pLat, 'p50'), 'ms');
+  addRow(`read latency p99 (${N.latency} sequential)`, pick(dLat, 'p99'), pick(pLat, 'p99'), 'ms');
+
+  progress('read throughput');
+  const [dTp, pTp] = await interleavedMedians(
+    N.throughputReps,
+    sideOf(direct, (h) => throughput(h.client, textUris(''))),
+    sideOf(proxy, (h) => throughput(h.client, textUris('bench+'))),
+  );
+  const label = `read throughput, relayed with cache off (${N.throughput} reads, ${N.inFlight} in flight, median of ${N.throughputReps})`;
+  addRow(label, dTp, pTp, 'rps', RATIO('≥ 0.55', (r) => r >= 0.55));
+  addRow('proxy peak RSS (1 upstream, after reads)', undefined, await on(proxy, (h) => peakRssMb(h.pid)), 'mb', RSS_TARGET);
+};
+
+const listPhase = async () => {
+  progress(`full list (${UPSTREAMS} upstreams × ${RESOURCES})`);
+  const directs = await attempt(() => spawnFixtures(UPSTREAMS));
+  const proxy = await attempt(() => spawnSettledProxy(tenUpstreams()));
+  const [dList, pList] = await interleavedMedians(
+    N.listReps,
+    sideOf(directs, (hs) => listAllTimed(hs.map((h) => h.client), 'direct list')),
+    sideOf(proxy, (h) => listAllTimed([h.client], 'proxy list')),
+  );
+  addRow(`full list ${UPSTREAMS}×${RESOURCES} (median of ${N.listReps})`, dList, pList, 'ms', RATIO('≤ 1.5', (r) => r <= 1.5));
+  const rss = await on(proxy, (h) => peakRssMb(h.pid));
+  addRow(`proxy peak RSS (${UPSTREAMS} upstreams, after lists)`, undefined, rss, 'mb', RSS_TARGET);
+  await closeHandles(directs, proxy);
+};
+
+const startupPhase = async () => {
+  progress(`startup to first list (${UPSTREAMS} upstreams)`);
+  const [dStart, pStart] = await interleavedMedians(
+    N.startupReps,
+    () => startupToFirstList(() => spawnFixtures(UPSTREAMS)),
+    () => startupToFirstList(async () => [await spawnProxy(tenUpstreams())]),
+  );
+  const label = `startup to first list, ${UPSTREAMS} upstreams (median of ${N.startupReps})`;
+  addRow(label, dStart, pStart, 'ms', RATIO('≤ 1.2', (r) => r <= 1.2));
+};
+
+const extrasPhase = async (direct, proxy) => {
+  progress('cached reads / coalescing / notification relay');
+  const [dCached, pCached] = await interleavedMedians(
+    N.throughputReps,
+    sideOf(direct, (h) => throughput(h.client, textUris('', N_EXTRA.cachedUris))),
+    sideOf(proxy, (h) => throughput(h.client, textUris('bench+', N_EXTRA.cachedUris))),
+  );
+  addRow(
+    `cached read throughput (${N_EXTRA.cachedUris} URIs, ${N.inFlight} in flight)`,
+    dCached,
+    pCached,
+    'rps',
+    RATIO('≥ 0.9', (r) => r >= 0.9),
+  );
+
+  const slowArgs = ['--read-delay-ms', '50'];
+  const slowDirect = await attempt(() => spawnFixture(slowArgs));
+  const slowProxy = await attempt(() => spawnSettledProxy({ bench: slowArgs }));
+  addRow(
+    `upstream reads for ${N_EXTRA.burst} concurrent cold reads of one URI (50 ms upstream)`,
+    await on(slowDirect, (h) => upstreamReadsForBurst(h.client, '')),
+    await on(slowProxy, (h) => upstreamReadsForBurst(h.client, 'bench+')),
+    'n',
+    PROXY('proxy = 1', (n) => n === 1),
+  );
+  await closeHandles(slowDirect, slowProxy);
+
+  addRow(
+    `notification relay latency p50 (${N_EXTRA.relay} ticks)`,
+    await on(direct, (h) => relayLatencyP50(h.client, '')),
+    await on(proxy, (h) => relayLatencyP50(h.client, 'bench+')),
+    'ms',
+  );
+};
+
+const main = async () => {
+  progress(existsSync(CLI) ? `proxy: ${CLI}` : `proxy: ${CLI} missing, proxy columns will be n/a`);
+  const subscribeArgs = ['--subscribe'];
+  const direct = await spawnFixture(subscribeArgs);
+  // The relay rows measure the read path itself, so that proxy runs with its cache off.
+  const relayProxy = await attempt(() => spawnSettledProxy({ bench: subscribeArgs }, { cache: { enabled: false } }));
+  await readPhase(direct, relayProxy);
+  await closeHandles(relayProxy);
+  await listPhase();
+  await startupPhase();
+  const proxy = await attempt(() => spawnSettledProxy({ bench: subscribeArgs }));
+  await extrasPhase(direct, proxy);
+  await closeAll();
+  const report = renderReport();
+  writeFileSync(RESULTS, report);
+  process.stdout.write(`${report}\n`);
+};
+
+const onSignal = (signal) => {
+  closeAll().finally(() => process.exit(signal === 'SIGINT' ? 130 : 143));
+};
+process.on('SIGINT', onSignal);
+process.on('SIGTERM', onSignal);
+process.on('exit', () => {
+  killLeftovers();
+  rmSync(tmp, { recursive: true, force: true });
+});
+
+const started = now();
+try {
+  await main();
+  progress(`done in ${((now() - started) / 1000).toFixed(1)} s, wrote ${RESULTS}`);
+} catch (e) {
+  process.stderr.write(`[bench] failed: ${e?.stack ?? e}\n`);
+  process.exitCode = 1;
+} finally {
+  await closeAll();
+}

@@ -1,0 +1,61 @@
+// The live downstream sessions, and list_changed broadcast to all of them, coalesced.
+
+/** What the core may send to one downstream session. */
+export interface Session {
+  /** Unique per process, for logs. */
+  readonly id: string;
+  /** Sends `notifications/resources/updated` for a namespaced URI. Never throws. */
+  sendUpdated(uri: string): void;
+  /** Sends `notifications/resources/list_changed`. Never throws. */
+  sendListChanged(): void;
+}
+
+/**
+ * Every live session. `listChanged()` may be called for each upstream event; within
+ * `coalesceMs` they become one notification per session (a storm from many upstreams is one).
+ */
+export class SessionRegistry {
+  private readonly sessions = new Set<Session>();
+  private timer: NodeJS.Timeout | undefined;
+  private readonly listeners = new Set<() => void>();
+
+  constructor(private readonly coalesceMs: number) {}
+
+  /** Number of live sessions. */
+  get size(): number {
+    return this.sessions.size;
+  }
+
+  add(session: Session): void {
+    this.sessions.add(session);
+  }
+
+  delete(session: Session): void {
+    this.sessions.delete(session);
+  }
+
+  /** Runs before each broadcast (e.g. to drop list read-ahead that may now be stale). */
+  onListChanged(listener: () => void): () => void {
+    this.listeners.add(listener);
+    return () => this.listeners.delete(listener);
+  }
+
+  /** Schedules one list_changed to every session (coalesced). */
+  listChanged(): void {
+    if (this.timer) return;
+    for (const l of this.listeners) l();
+    this.timer = setTimeout(() => {
+      this.timer = undefined;
+      for (const l of this.listeners) l();
+      for (const s of this.sessions) s.sendListChanged();
+    }, this.coalesceMs);
+    this.timer.unref?.();
+  }
+
+  /** Stops pending broadcasts and forgets every session. Idempotent. */
+  close(): void {
+    clearTimeout(this.timer);
+    this.timer = undefined;
+    this.sessions.clear();
+  }
+}

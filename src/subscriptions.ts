@@ -1,0 +1,236 @@
+// Subscription relay: ref-counted upstream subscriptions shared by all sessions; updates to exactly the subscribed ones.
+import { createHash } from 'node:crypto';
+import { ErrorCodes, ProxyError } from './errors.js';
+import type { Logger } from './logger.js';
+import { EmptyResult, Methods, ReadResult } from './protocol.js';
+import type { Session } from './sessions.js';
+import type { Upstream } from './upstream.js';
+import type { UpstreamPool } from './upstream-pool.js';
+import { encodeUri } from './uri.js';
+
+/** Options of {@link SubscriptionRelay}. */
+export interface RelayOptions {
+  pool: UpstreamPool;
+  logger: Logger;
+  /** Re-read interval for upstreams without `resources/subscribe`. */
+  pollIntervalMs: number;
+  /** Per (session, URI) coalescing window; 0 sends every update. */
+  coalesceMs: number;
+}
+
+/** One (server, upstream URI) that at least one holder wants to hear about. */
+interface Entry {
+  server: string;
+  uri: string;
+  holders: Set<Session>;
+  /** What the upstream currently has: a subscription, a poller, or nothing. */
+  upstream: 'none' | 'subscribed' | 'polling';
+  poll?: { timer: NodeJS.Timeout; hash: string | undefined; busy: boolean };
+  /** Serialises reconciliations of this entry. */
+  chain: Promise<void>;
+}
+
+interface Burst {
+  timer: NodeJS.Timeout;
+  pending: boolean;
+}
+
+/**
+ * Keeps exactly one upstream subscription (or poller) per (server, URI) while any session holds it,
+ * re-establishes them after a reconnect, and delivers `updated` to exactly the sessions subscribed
+ * to that URI or a parent of it, once each, coalesced per (session, URI) with leading and trailing
+ * edges so the last update of a burst is never lost.
+ */
+export class SubscriptionRelay {
+  private readonly entries = new Map<string, Entry>();
+  private readonly bySession = new Map<Session, Set<string>>();
+  private readonly bursts = new Map<Session, Map<string, Burst>>();
+  private closed = false;
+
+  constructor(private readonly options: RelayOptions) {}
+
+  /** Adds `session` as a holder of (server, uri); the first holder subscribes upstream. Idempotent. */
+  async subscribe(session: Session, server: string, uri: string): Promise<void> {
+    const key = encodeUri(server, uri);
+    let entry = this.entries.get(key);
+    if (entry?.holders.has(session)) return entry.chain;
+    if (!entry) {
+      entry = { server, uri, holders: new Set(), upstream: 'none', chain: Promise.resolve() };
+      this.entries.set(key, entry);
+    }
+    entry.holders.add(session);
+    let keys = this.bySession.get(session);
+    if (!keys) this.bySession.set(session, (keys = new Set()));
+    keys.add(key);
+    try {
+      await this.reconcile(entry);
+    } catch (err) {
+      await this.drop(session, key).catch(() => undefined);
+      throw err;
+    }
+  }
+
+  /** Removes `session` as a holder; the last holder unsubscribes upstream. Unknown pairs are a no-op. */
+  async unsubscribe(session: Session, server: string, uri: string): Promise<void> {
+    const key = encodeUri(server, uri);
+    if (!this.entries.get(key)?.holders.has(session)) return;
+    await this.drop(session, key);
+  }
+
+  /** True when `session` holds (server, uri). */
+  holds(session: Session, server: string, uri: string): boolean {
+    return this.entries.get(encodeUri(server, uri))?.holders.has(session) ?? false;
+  }
+
+  /** Releases everything a closed session held (upstream unsubscribes run in the background). */
+  releaseSession(session: Session): void {
+    for (const key of [...(this.bySession.get(session) ?? [])]) void this.drop(session, key).catch(() => undefined);
+    this.bySession.delete(session);
+    for (const burst of this.bursts.get(session)?.values() ?? []) clearTimeout(burst.timer);
+    this.bursts.delete(session);
+  }
+
+  /** An upstream reported (or a poller detected) a change: tell exactly the sessions that hold it or a parent. */
+  updated(server: string, uri: string): void {
+    const targets = new Set<Session>();
+    for (const entry of this.entries.values()) {
+      if (entry.server !== server || !isSameOrParent(entry.uri, uri)) continue;
+      for (const s of entry.holders) targets.add(s);
+    }
+    const federated = encodeUri(server, uri);
+    for (const s of targets) this.deliver(s, federated);
+  }
+
+  /** After `server` reconnected: every subscription still held is established again. */
+  resubscribe(server: string): void {
+    for (const entry of this.entries.values()) {
+      if (entry.server !== server) continue;
+      if (entry.poll) clearInterval(entry.poll.timer);
+      delete entry.poll;
+      entry.upstream = 'none';
+      this.reconcile(entry).catch((err: unknown) =>
+        this.options.logger.warn({ server, code: (err as ProxyError).code }, 're-subscribe after reconnect failed'),
+      );
+    }
+  }
+
+  /** Number of (server, URI) pairs with at least one holder. */
+  get size(): number {
+    return this.entries.size;
+  }
+
+  /** Best-effort upstream unsubscribes, then stops every poller and timer. Idempotent. */
+  async close(): Promise<void> {
+    if (this.closed) return;
+    this.closed = true;
+    const all = [...this.entries.values()];
+    for (const e of all) e.holders.clear();
+    await Promise.allSettled(all.map((e) => this.reconcile(e)));
+    for (const m of this.bursts.values()) for (const b of m.values()) clearTimeout(b.timer);
+    this.bursts.clear();
+    this.entries.clear();
+    this.bySession.clear();
+  }
+
+  private async drop(session: Session, key: string): Promise<void> {
+    const entry = this.entries.get(key);
+    this.bySession.get(session)?.delete(key);
+    if (!entry) return;
+    entry.holders.delete(session);
+    await this.reconcile(entry);
+  }
+
+  /** Brings the upstream side of `entry` in line with whether anyone holds it; serialised per entry. */
+  private reconcile(entry: Entry): Promise<void> {
+    const run = entry.chain.then(() => this.apply(entry));
+    entry.chain = run.catch(() => undefined);
+    return run;
+  }
+
+  private async apply(entry: Entry): Promise<void> {
+    const wanted = entry.holders.size > 0 && !this.closed ? 1 : 0;
+    const upstream = this.options.pool.get(entry.server);
+    if (wanted && entry.upstream === 'none') {
+      if (!upstream || upstream.status !== 'ready') throw new ProxyError(ErrorCodes.UPSTREAM_UNAVAILABLE, 'upstream unavailable');
+      if (upstream.capabilities?.resources?.subscribe) {
+        await upstream.request(Methods.subscribe, { uri: entry.uri }, EmptyResult);
+        entry.upstream = 'subscribed';
+      } else {
+        entry.poll = { timer: setInterval(() => void this.poll(upstream, entry), this.options.pollIntervalMs), hash: undefined, busy: false };
+        entry.poll.timer.unref?.();
+        entry.upstream = 'polling';
+        await this.poll(upstream, entry); // the baseline the next polls compare against
+      }
+    } else if (!wanted && entry.upstream !== 'none') {
+      if (entry.poll) clearInterval(entry.poll.timer);
+      delete entry.poll;
+      const was = entry.upstream;
+      entry.upstream = 'none';
+      if (was === 'subscribed' && upstream?.status === 'ready') {
+        await upstream.request(Methods.unsubscribe, { uri: entry.uri }, EmptyResult).catch((err: unknown) =>
+          this.options.logger.debug({ server: entry.server, code: (err as ProxyError).code }, 'upstream unsubscribe failed'),
+        );
+      }
+    }
+    if (entry.holders.size === 0 && entry.upstream === 'none') {
+      const key = encodeUri(entry.server, entry.uri);
+      if (this.entries.get(key) === entry) this.entries.delete(key);
+    }
+  }
+
+  /** Emulated subscription: re-read, compare a content hash, report only a change. */
+  private async poll(upstream: Upstream, entry: Entry): Promise<void> {
+    const poll = entry.poll;
+    if (!poll || poll.busy || upstream.status !== 'ready') return;
+    poll.busy = true;
+    let hash: string;
+    try {
+      const result = await upstream.request(Methods.read, { uri: entry.uri }, ReadResult);
+      hash = createHash('sha256').update(JSON.stringify(result.contents)).digest('base64');
+    } catch (err) {
+      hash = `error:${(err as ProxyError).code ?? 'unknown'}`;
+    } finally {
+      poll.busy = false;
+    }
+    if (entry.poll !== poll) return; // stopped meanwhile
+    const before = poll.hash;
+    poll.hash = hash;
+    if (before !== undefined && before !== hash) this.updated(entry.server, entry.uri);
+  }
+
+  /** Leading edge at once; further updates in the window collapse into one trailing send. */
+  private deliver(session: Session, uri: string): void {
+    if (this.options.coalesceMs === 0) return session.sendUpdated(uri);
+    let perSession = this.bursts.get(session);
+    if (!perSession) this.bursts.set(session, (perSession = new Map()));
+    const burst = perSession.get(uri);
+    if (burst) {
+      burst.pending = true;
+      return;
+    }
+    session.sendUpdated(uri);
+    const arm = (): Burst => {
+      const b: Burst = {
+        pending: false,
+        timer: setTimeout(() => {
+          if (b.pending) {
+            session.sendUpdated(uri);
+            perSession.set(uri, arm());
+          } else perSession.delete(uri);
+        }, this.options.coalesceMs),
+      };
+      b.timer.unref?.();
+      return b;
+    };
+    perSession.set(uri, arm());
+  }
+}
+
+/** True when `parent` is `uri` itself or a URI the spec would call its parent (`a/` of `a/b`). */
+export function isSameOrParent(parent: string, uri: string): boolean {
+  if (parent === uri) return true;
+  if (!uri.startsWith(parent)) return false;
+  if (parent.endsWith('/')) return true;
+  const next = uri.charAt(parent.length);
+  return next === '/' || next === '?' || next === '#';
+}
