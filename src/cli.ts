@@ -53,7 +53,7 @@ async function main(argv: string[]): Promise<number> {
 
   const { config, filepath } = await loadConfig(values.config === undefined ? {} : { file: values.config });
   const logger = createLogger({ level, ...(values['log-file'] ? { file: values['log-file'] } : {}) });
-  const proxy = createProxy({ config, logger });
+  const proxy = createProxy({ config, logger, reconnect: command !== 'ls' });
   if (command === 'ls') {
     try {
       await proxy.start();
@@ -84,14 +84,14 @@ async function serve(proxy: Proxy, logger: Logger): Promise<number> {
     process.once('SIGINT', () => stop('SIGINT'));
     process.once('SIGTERM', () => stop('SIGTERM'));
     process.stdin.once('end', () => stop('stdin closed'));
+    // The client is served at once (initialize overlaps the upstreams' start); requests wait for
+    // their upstreams' first connection. Reading stdin from the start also notices a client that
+    // goes away while upstreams are still starting.
+    const transport = new LineTransport(process.stdin, process.stdout, { replyToParseErrors: true });
     proxy
-      .start()
-      .then(async () => {
-        if (stopping) return;
-        const transport = new LineTransport(process.stdin, process.stdout, { replyToParseErrors: true });
-        await proxy.connect(transport);
-        logger.info('serving on stdio');
-      })
+      .connect(transport)
+      .then(() => proxy.start())
+      .then(() => logger.info('serving on stdio'))
       .catch((err: unknown) => {
         logger.fatal({ err: String(err) }, 'failed to start');
         reject(err);

@@ -50,8 +50,7 @@ export class PageWalker {
     private readonly signal: AbortSignal,
     private readonly onSkip: (upstream: Upstream, err: unknown) => void,
   ) {
-    if (upstream.status === 'ready' && !upstream.supports('resources')) this.finished = true;
-    else void this.pump();
+    void this.pump();
   }
 
   /** Lets the walk read ahead past its first page (the consumer is getting close). */
@@ -89,6 +88,8 @@ export class PageWalker {
     const spec = KINDS[this.kind];
     const schema = spec.schema as ResultSchema<{ nextCursor?: string | undefined }>;
     try {
+      if (this.upstream.generation === 0) await this.upstream.settled(); // still starting: wait for it
+      if (this.upstream.status === 'ready' && !this.upstream.supports('resources')) this.finished = true;
       while (!this.finished && !this.signal.aborted && this.buffered < (this.shallow ? 1 : this.limits.readAhead)) {
         if (this.pages >= this.limits.maxPages) {
           this.end('page-limit');

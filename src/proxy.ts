@@ -29,6 +29,8 @@ export interface ProxyOptions {
   clock?: Clock;
   /** Jitter source for reconnect backoff, in [0, 1). Default: Math.random. */
   random?: () => number;
+  /** Reconnect upstreams that fail or go away (off for one-shot commands like `ls`). Default: true. */
+  reconnect?: boolean;
 }
 
 /** A running federation: one shared core, any number of downstream sessions. */
@@ -40,7 +42,10 @@ export interface Proxy extends AsyncDisposable {
   readonly sessions: SessionRegistry;
   /** Connects every upstream in parallel; resolves when each is ready or has failed (and retries later). */
   start(): Promise<void>;
-  /** Serves one downstream session over `transport`; the session ends when the transport closes. */
+  /**
+   * Serves one downstream session over `transport`; the session ends when the transport closes.
+   * May be called before `start()` resolves: requests wait for their upstreams' first connection.
+   */
   connect(transport: Transport): Promise<Server>;
   /** Stops accepting, closes sessions, unsubscribes upstream (best effort), closes upstreams. Idempotent. */
   close(): Promise<void>;
@@ -64,7 +69,7 @@ export function createProxy(options: ProxyOptions): Proxy {
       transportFactory: options.transportFactory ?? defaultTransportFactory,
       logger,
       clientInfo: SERVER_INFO,
-      reconnect: config.reconnect,
+      ...(options.reconnect === false ? {} : { reconnect: config.reconnect }),
       ...(options.random ? { random: options.random } : {}),
     },
     logger,

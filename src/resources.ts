@@ -56,7 +56,7 @@ export class FederatedResources {
    * callers, so one caller's cancel only ends its own wait.
    */
   async read(uri: string, signal?: AbortSignal): Promise<ReadResultT> {
-    const { upstream, target } = this.route(uri);
+    const { upstream, target } = await this.route(uri);
     const cache = this.deps.cache;
     let result: ReadResultT;
     try {
@@ -77,7 +77,7 @@ export class FederatedResources {
 
   /** `resources/subscribe` for one session (idempotent). */
   async subscribe(session: Session, uri: string): Promise<void> {
-    const { target } = this.route(uri);
+    const { target } = await this.route(uri);
     try {
       await this.deps.relay.subscribe(session, target.server, target.uri);
     } catch (err) {
@@ -96,7 +96,7 @@ export class FederatedResources {
     if (params.ref.type !== 'ref/resource' || typeof params.ref.uri !== 'string') {
       throw new ProxyError(ErrorCodes.INVALID_PARAMS, `Unknown reference: ${params.ref.name ?? params.ref.type}`);
     }
-    const { upstream, target } = this.route(params.ref.uri);
+    const { upstream, target } = await this.route(params.ref.uri);
     if (!upstream.supports('completions')) return { completion: { values: [], hasMore: false } };
     const upstreamParams: Record<string, unknown> = { ...params, ref: { ...params.ref, uri: target.uri } };
     try {
@@ -106,10 +106,14 @@ export class FederatedResources {
     }
   }
 
-  /** Decodes a federated URI to its ready upstream; anything else is "not found". */
-  route(uri: string): { upstream: Upstream; target: NamespacedUri } {
+  /**
+   * Decodes a federated URI to its ready upstream; anything else is "not found". A request that
+   * arrives while its upstream is still making its first connection waits for that attempt.
+   */
+  async route(uri: string): Promise<{ upstream: Upstream; target: NamespacedUri }> {
     const target = decodeUri(uri, this.deps.pool.ids);
     const upstream = target && this.deps.pool.get(target.server);
+    if (upstream && upstream.generation === 0 && upstream.status !== 'unavailable') await upstream.settled();
     if (!target || !upstream || upstream.status !== 'ready') {
       throw new ProxyError(ErrorCodes.RESOURCE_NOT_FOUND, 'Resource not found');
     }

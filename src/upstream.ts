@@ -45,6 +45,9 @@ export class Upstream {
   /** Connections made so far: 1 after the first, 2 after the first reconnect, ... */
   generation = 0;
   private client: Client | undefined;
+  /** The client of a connection attempt in progress (closed by `close()` so its child ends too). */
+  private connectingClient: Client | undefined;
+  private firstAttempt: Promise<void> | undefined;
   private attempts = 0;
   private readyAt = 0;
   private retryTimer: NodeJS.Timeout | undefined;
@@ -66,21 +69,39 @@ export class Upstream {
    * Opens the session, trying each transport candidate in order. Rejects when none initializes;
    * with `reconnect` configured, a retry is then scheduled with backoff.
    */
-  async connect(): Promise<void> {
-    if (this.status === 'closed') throw new ProxyError(ErrorCodes.CLOSED, `upstream ${this.id} is closed`);
-    if (this.status === 'connecting' || this.status === 'ready') return;
+  connect(): Promise<void> {
+    if (this.status === 'closed') return Promise.reject(new ProxyError(ErrorCodes.CLOSED, `upstream ${this.id} is closed`));
+    if (this.status === 'connecting' || this.status === 'ready') return Promise.resolve();
+    const attempt = this.attempt();
+    this.firstAttempt ??= attempt.catch(() => undefined);
+    return attempt;
+  }
+
+  /**
+   * Resolves once the first connection attempt has finished, either way (immediately when there
+   * was none yet): a request that arrives while the proxy is still starting waits for its upstream
+   * instead of finding it "unavailable".
+   */
+  settled(): Promise<void> {
+    return this.firstAttempt ?? Promise.resolve();
+  }
+
+  private async attempt(): Promise<void> {
     this.setStatus('connecting');
     let lastError: unknown;
     for (const candidate of this.options.transportFactory(this.id, this.config, this.options.logger)) {
       const client = new Client(this.options.clientInfo, { capabilities: {} });
+      this.connectingClient = client;
       try {
         await client.connect(await candidate.create(), { timeout: this.config.timeoutMs });
       } catch (err) {
         lastError = err;
+        if ((this.status as UpstreamStatus) === 'closed') break;
         this.log.debug({ transport: candidate.kind, err: String(err) }, 'transport attempt failed');
         await client.close().catch(() => undefined);
         continue;
       }
+      this.connectingClient = undefined;
       if ((this.status as UpstreamStatus) === 'closed') {
         await client.close().catch(() => undefined);
         throw new ProxyError(ErrorCodes.CLOSED, `upstream ${this.id} is closed`);
@@ -89,6 +110,8 @@ export class Upstream {
       this.log.info({ transport: candidate.kind, upstream: client.getServerVersion() }, 'upstream ready');
       return;
     }
+    this.connectingClient = undefined;
+    if ((this.status as UpstreamStatus) === 'closed') throw new ProxyError(ErrorCodes.CLOSED, `upstream ${this.id} is closed`);
     this.setStatus('unavailable');
     this.scheduleReconnect();
     throw new ProxyError(ErrorCodes.UPSTREAM_UNAVAILABLE, `upstream ${this.id} failed to start: ${String(lastError)}`, {
@@ -163,10 +186,13 @@ export class Upstream {
     this.setStatus('closed');
     clearTimeout(this.retryTimer);
     this.retryTimer = undefined;
-    const client = this.client;
+    const clients = [this.client, this.connectingClient];
     this.client = undefined;
+    this.connectingClient = undefined;
     this.queue.clear();
-    await client?.close().catch((err: unknown) => this.log.debug({ err: String(err) }, 'close failed'));
+    await Promise.all(
+      clients.map((c) => c?.close().catch((err: unknown) => this.log.debug({ err: String(err) }, 'close failed'))),
+    );
   }
 
   async [Symbol.asyncDispose](): Promise<void> {
