@@ -1,0 +1,229 @@
+// End to end: the CLI surface of the built binary — exit codes, messages, `ls`, `--version`,
+// stdout purity of `serve`, and shutdown (SIGTERM, SIGINT, stdin end) taking the upstreams down.
+import { describe, expect, it } from 'vitest';
+import { JSONRPCMessageSchema } from '@modelcontextprotocol/sdk/types.js';
+import { PACKAGE_VERSION, RawSession, TempDir, isAlive, parseLogLines, runCli, upstreams, waitForExit } from './helpers.js';
+
+const NO_STACK = /^\s+at /m;
+
+/** True when `line` is one JSON-RPC 2.0 message. */
+function isJsonRpc(line: string): boolean {
+  try {
+    return JSONRPCMessageSchema.safeParse(JSON.parse(line)).success;
+  } catch {
+    return false;
+  }
+}
+
+// Independent short-lived processes: run them side by side.
+describe.concurrent('invalid invocations exit 2 with a one-line reason and no stack trace', () => {
+  it.each([
+    ['a file that is not JSON', '{"servers": {', /^not valid JSON \(.+\)$/],
+    ['an invalid url', { servers: { docs: { url: 'not a url' } } }, 'servers.docs.url: Invalid URL'],
+    ['a non-http url', { servers: { docs: { url: 'ftp://example.com/x' } } }, 'servers.docs.url: Invalid URL'],
+    ['an unknown top-level field', { servers: { docs: { command: 'x' } }, extra: 1 }, 'unknown field(s) "extra"'],
+    ['an unknown server field', { servers: { docs: { command: 'x', timeoutMS: 5 } } }, 'servers.docs: unknown field(s) "timeoutMS"'],
+    [
+      'a bad server id',
+      { servers: { Docs_1: { command: 'x' } } },
+      'servers.Docs_1: server ids must match ^[a-z0-9][a-z0-9.-]{0,62}$ ("+" and "_" are reserved)',
+    ],
+    [
+      'an unset ${VAR}',
+      { servers: { docs: { url: 'https://example.com/mcp', headers: { Authorization: 'Bearer ${MCP_FEDERATE_E2E_UNSET}' } } } },
+      'servers.docs.headers.Authorization: environment variable MCP_FEDERATE_E2E_UNSET is not set',
+    ],
+    ['no servers', { servers: {} }, 'servers: at least one server is required'],
+    ['a server with neither command nor url', { servers: { docs: {} } }, 'servers.docs: expected "command" (stdio upstream) or "url" (remote upstream)'],
+  ])('config with %s', async (_what, config, problem) => {
+    using dir = new TempDir();
+    const file = dir.writeConfig(config);
+    const result = await runCli(['--config', file]);
+    expect(result.exitCode).toBe(2);
+    expect(result.stdout).toBe('');
+    const stderr = String(result.stderr);
+    expect(stderr).not.toMatch(NO_STACK);
+    const prefix = `mcp-federate: ${file}: `;
+    expect(stderr.startsWith(prefix)).toBe(true);
+    const message = stderr.slice(prefix.length);
+    if (typeof problem === 'string') expect(message).toBe(problem);
+    else expect(message).toMatch(problem);
+  });
+
+  it('`ls` with an invalid config exits 2 the same way', async () => {
+    using dir = new TempDir();
+    const file = dir.writeConfig({ servers: { docs: { url: 'nope' } } });
+    const result = await runCli(['ls', '--config', file]);
+    expect(result).toMatchObject({ exitCode: 2, stdout: '', stderr: `mcp-federate: ${file}: servers.docs.url: Invalid URL` });
+  });
+
+  it('a missing --config file', async () => {
+    using dir = new TempDir();
+    const file = dir.file('nope.json');
+    const result = await runCli(['--config', file]);
+    expect(result.exitCode).toBe(2);
+    expect(result.stdout).toBe('');
+    expect(result.stderr).toBe(`mcp-federate: ${file}: cannot read config (ENOENT: no such file or directory, open '${file}')`);
+  });
+
+  it.each([
+    [['--bogus'], "Unknown option '--bogus'"],
+    [['--config'], "Option '-c, --config <value>' argument missing"],
+    [['frob'], 'unknown command: frob'],
+    [['serve', 'extra'], 'unknown command: serve extra'],
+    [['--log-level', 'loud'], '--log-level: expected one of fatal, error, warn, info, debug, trace, silent, got "loud"'],
+  ])('arguments %j', async (args, reason) => {
+    const result = await runCli(args);
+    expect(result.exitCode).toBe(2);
+    expect(result.stdout).toBe('');
+    expect(String(result.stderr).startsWith(`mcp-federate: ${reason}`)).toBe(true);
+    expect(result.stderr).not.toMatch(NO_STACK);
+  });
+});
+
+describe.concurrent('informational commands', () => {
+  it.each([['--version'], ['-v']])('%s prints the package.json version', async (flag) => {
+    const result = await runCli([flag]);
+    expect(result).toMatchObject({ exitCode: 0, stdout: PACKAGE_VERSION, stderr: '' });
+  });
+
+  it('--help prints the usage on stdout', async () => {
+    const result = await runCli(['--help']);
+    expect(result.exitCode).toBe(0);
+    expect(result.stdout).toMatch(/^Usage:\n {2}mcp-federate \[serve\]/);
+    expect(result.stderr).toBe('');
+  });
+
+  it('`ls` prints each server’s status and counts, then every namespaced URI, and exits 0', async () => {
+    using dir = new TempDir();
+    const file = dir.writeConfig({
+      servers: {
+        fx: upstreams.fixture('--resources', '2', '--page-size', '1'),
+        ghost: upstreams.missing(),
+        off: { ...upstreams.fixture(), enabled: false },
+        mem: upstreams.memory(dir.file('memory.jsonl')),
+      },
+    });
+    const result = await runCli(['ls', '--config', file]);
+    expect(result.exitCode).toBe(0);
+    expect(result.stdout).toBe(
+      [
+        'SERVER  STATUS       RESOURCES  TEMPLATES',
+        'fx      ready        4          2',
+        'ghost   unavailable  -          -',
+        'mem     ready        1          0',
+        '',
+        'Resources:',
+        '  fx+fixture://res/0',
+        '  fx+fixture://res/1',
+        '  fx+fixture://ticker',
+        '  fx+fixture://stats',
+        '  mem+memory://knowledge-graph',
+        '',
+        'Templates:',
+        '  fx+fixture://res/{id}',
+        '  fx+fixture://item/{category}/{id}',
+      ].join('\n'),
+    );
+    // The default `ls` log level is warn: the failures are logged to stderr as JSON.
+    const failed = parseLogLines(String(result.stderr)).filter((r) => r.msg === 'upstream failed to start; serving the others');
+    expect(failed.map((r) => r.server)).toEqual(['ghost']);
+  });
+
+  it('`ls` reports an upstream that failed at startup as unavailable, even while it is being retried', async () => {
+    using dir = new TempDir();
+    // A fast retry loop keeps `dead` (which exits at once, every time) in "connecting" most of the time.
+    const file = dir.writeConfig({
+      servers: { fx: upstreams.fixture('--resources', '1'), dead: upstreams.fixture('--exit-on-start') },
+      reconnect: { initialDelayMs: 1, maxDelayMs: 2 },
+    });
+    const result = await runCli(['ls', '--config', file]);
+    expect(result.exitCode).toBe(0);
+    expect(String(result.stdout).split('\n').slice(0, 3)).toEqual([
+      'SERVER  STATUS       RESOURCES  TEMPLATES',
+      'fx      ready        3          2',
+      'dead    unavailable  -          -',
+    ]);
+  });
+});
+
+describe('serve', () => {
+  const config = (dir: TempDir) => ({
+    servers: {
+      a: upstreams.fixture('--resources', '2'),
+      b: upstreams.fixture('--resources', '1'),
+      everything: upstreams.everything(),
+      memory: upstreams.memory(dir.file('memory.jsonl')),
+    },
+  });
+
+  it('writes nothing but JSON-RPC to stdout, even with debug logs and chatty upstreams', async () => {
+    using dir = new TempDir();
+    await using session = new RawSession(config(dir), ['--log-level', 'debug']);
+    const init = await session.initialize();
+    expect(init.result).toMatchObject({ serverInfo: { name: 'mcp-federate', version: PACKAGE_VERSION }, capabilities: { resources: {} } });
+    const list = await session.request('resources/list');
+    expect((list.result?.resources as unknown[]).length).toBe(2 + 2 + 1 + 2 + 7 + 1);
+    const missing = await session.request('resources/read', { uri: 'a+fixture://nope' });
+    expect(missing.error).toEqual({ code: -32002, message: 'Resource not found', data: { uri: 'a+fixture://nope' } });
+    const unknown = await session.request('no/such/method');
+    expect(unknown.error?.code).toBe(-32601);
+    session.subprocess.stdin.end();
+    const result = await session.exit();
+    expect(result.exitCode).toBe(0);
+    expect(session.stdoutLines.length).toBeGreaterThanOrEqual(4);
+    expect(session.stdoutLines.filter((line) => !isJsonRpc(line))).toEqual([]);
+    // Everything went to stderr instead, as JSON lines.
+    const logs = parseLogLines(String(result.stderr));
+    expect(logs.some((r) => r.msg === 'serving on stdio')).toBe(true);
+  });
+
+  it('answers a line that is not JSON with -32700 and keeps serving', async () => {
+    using dir = new TempDir();
+    await using session = new RawSession(config(dir));
+    await session.initialize();
+    session.subprocess.stdin.write('this is not json\n');
+    const list = await session.request('resources/list');
+    expect(list.result?.resources).toBeDefined();
+    const parsed = session.stdoutLines.map((l) => JSON.parse(l) as Record<string, unknown>);
+    expect(parsed).toContainEqual({ jsonrpc: '2.0', id: null, error: { code: -32700, message: 'Parse error' } });
+  });
+
+  it.each(['SIGTERM', 'SIGINT', 'stdin end'] as const)('%s: exits 0 and its upstream processes end', async (how) => {
+    await using session = new RawSession({ servers: { a: upstreams.fixture('--resources', '2'), b: upstreams.fixture('--resources', '1') } });
+    await session.initialize();
+    const pids = [
+      (await session.readJson('a+fixture://stats')).pid as number,
+      (await session.readJson('b+fixture://stats')).pid as number,
+    ];
+    expect(pids.every((pid) => Number.isInteger(pid) && isAlive(pid))).toBe(true);
+    if (how === 'stdin end') session.subprocess.stdin.end();
+    else session.subprocess.kill(how);
+    const result = await session.exit();
+    expect({ exitCode: result.exitCode, signal: result.signal }).toEqual({ exitCode: 0, signal: undefined });
+    const why = how === 'stdin end' ? 'stdin closed' : how;
+    expect(parseLogLines(String(result.stderr)).find((r) => r.msg === 'shutting down')).toMatchObject({ why });
+    for (const pid of pids) expect(await waitForExit(pid), `upstream pid ${pid} outlived the proxy`).toBe(true);
+  });
+
+  it.each(['SIGTERM', 'stdin end'] as const)('%s while an upstream is still initializing: exits 0 and that upstream’s process ends too', async (how) => {
+    // An upstream that never answers initialize and ignores stdin EOF (only a signal stops it).
+    const hang = {
+      command: process.execPath,
+      args: ['-e', 'process.stderr.write(`hung pid ${process.pid}\\n`); setInterval(() => {}, 1000);'],
+      timeoutMs: 120_000,
+    };
+    await using session = new RawSession({ servers: { ok: upstreams.fixture(), hang } });
+    const record = await session.waitForLog((r) => r.server === 'hang' && /^hung pid \d+$/.test(String(r.stderr)));
+    const pid = Number(String(record.stderr).split(' ')[2]);
+    try {
+      if (how === 'stdin end') session.subprocess.stdin.end();
+      else session.subprocess.kill(how);
+      const result = await session.exit(5_000);
+      expect({ exitCode: result.exitCode, signal: result.signal }).toEqual({ exitCode: 0, signal: undefined });
+      expect(await waitForExit(pid, 50), `upstream pid ${pid} outlived the proxy`).toBe(true);
+    } finally {
+      if (isAlive(pid)) process.kill(pid, 'SIGKILL'); // do not leak it when the assertion fails
+    }
+  });
+});
