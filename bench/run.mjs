@@ -113,7 +113,8 @@ const spawnProxy = (servers, extra = {}) => {
   }
   const file = join(tmp, `config-${configSeq++}.json`);
   writeFileSync(file, JSON.stringify(config, null, 2));
-  return spawnClient('proxy', process.execPath, [CLI, '--config', file, '--log-level', 'warn']);
+  // Executed as its bin (shebang and all), the way `npx mcp-federate` or an installed bin runs it.
+  return spawnClient('proxy', CLI, ['--config', file, '--log-level', 'warn']);
 };
 /** A proxy that has already served one full list, so no upstream start-up work overlaps a measurement. */
 const spawnSettledProxy = async (servers, extra) => {
@@ -344,7 +345,7 @@ const extrasPhase = async (direct, proxy) => {
   await closeHandles(slowDirect, slowProxy);
 
   addRow(
-    `notification relay latency p50 (${N_EXTRA.relay} ticks)`,
+    `notification relay latency p50 (${N_EXTRA.relay} ticks, coalescing off)`,
     await on(direct, (h) => relayLatencyP50(h.client, '')),
     await on(proxy, (h) => relayLatencyP50(h.client, 'bench+')),
     'ms',
@@ -361,7 +362,9 @@ const main = async () => {
   await closeHandles(relayProxy);
   await listPhase();
   await startupPhase();
-  const proxy = await attempt(() => spawnSettledProxy({ bench: subscribeArgs }));
+  // Ticks come back to back, which is a burst by definition: coalescing is off so the relay row
+  // measures the relay itself, not the coalescing window.
+  const proxy = await attempt(() => spawnSettledProxy({ bench: subscribeArgs }, { subscriptions: { coalesceMs: 0 } }));
   await extrasPhase(direct, proxy);
   await closeAll();
   const report = renderReport();

@@ -6,6 +6,7 @@ import { ReadCache, type Clock } from './cache.js';
 import type { FederateConfig } from './config-schema.js';
 import { createCursorCodec } from './cursor.js';
 import { createFacadeServer } from './facade.js';
+import { installFastDispatch } from './fast-dispatch.js';
 import { Lister } from './listing.js';
 import type { Logger } from './logger.js';
 import { Methods } from './protocol.js';
@@ -132,6 +133,7 @@ export function createProxy(options: ProxyOptions): Proxy {
         relay.releaseSession(session);
       };
       await server.connect(transport);
+      installFastDispatch(server, transport);
       return server;
     },
     close() {

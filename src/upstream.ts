@@ -4,6 +4,7 @@ import type { ServerCapabilities } from '@modelcontextprotocol/sdk/types.js';
 import PQueue from 'p-queue';
 import type { z } from 'zod';
 import type { ServerConfig } from './config-schema.js';
+import { installFastDispatch } from './fast-dispatch.js';
 import { ErrorCodes, ProxyError, rpcCodeOf } from './errors.js';
 import type { Logger } from './logger.js';
 import type { TransportFactory } from './transports.js';
@@ -93,7 +94,9 @@ export class Upstream {
       const client = new Client(this.options.clientInfo, { capabilities: {} });
       this.connectingClient = client;
       try {
-        await client.connect(await candidate.create(), { timeout: this.config.timeoutMs });
+        const transport = await candidate.create();
+        await client.connect(transport, { timeout: this.config.timeoutMs });
+        installFastDispatch(client, transport);
       } catch (err) {
         lastError = err;
         if ((this.status as UpstreamStatus) === 'closed') break;
