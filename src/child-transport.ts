@@ -30,6 +30,7 @@ export class ChildTransport implements Transport {
   private child: ChildProcess | undefined;
   private lines: LineTransport | undefined;
   private exited: Promise<void> | undefined;
+  private starting: Promise<void> | undefined;
 
   constructor(private readonly params: ChildTransportParams) {}
 
@@ -38,8 +39,13 @@ export class ChildTransport implements Transport {
     return this.child?.pid;
   }
 
-  async start(): Promise<void> {
-    if (this.child) throw new Error('ChildTransport already started');
+  /** Spawns the child. Idempotent: a transport started early (see `prespawn`) is adopted by `Client.connect`. */
+  start(): Promise<void> {
+    this.starting ??= this.spawn();
+    return this.starting;
+  }
+
+  private async spawn(): Promise<void> {
     const child = spawn(this.params.command, this.params.args, {
       env: { ...getDefaultEnvironment(), ...this.params.env },
       stdio: ['pipe', 'pipe', 'pipe'],

@@ -7,8 +7,8 @@ import { loadConfig } from './config.js';
 import { ErrorCodes, ProxyError } from './errors.js';
 import { createLogger, flushLogger, type Logger } from './logger.js';
 import { LineTransport } from './line-transport.js';
-import { printCatalog } from './catalog.js';
-import { createProxy, type Proxy } from './proxy.js';
+import type { Proxy } from './proxy.js';
+import { prespawn } from './transports.js';
 import { VERSION } from './version.js';
 
 const USAGE = `Usage:
@@ -55,10 +55,16 @@ async function main(argv: string[]): Promise<number> {
 
   const { config, filepath } = await loadConfig(values.config === undefined ? {} : { file: values.config });
   const logger = createLogger({ level, ...(values['log-file'] ? { file: values['log-file'] } : {}) });
-  const proxy = createProxy({ config, logger, reconnect: command !== 'ls' });
+  // Signals are trapped before any child exists, so none can be orphaned by an early SIGTERM.
+  const stopRequested = command === 'serve' ? trapStop() : new Promise<string>(() => undefined);
+  // Children first, then the heavy modules (SDK, zod schemas, ajv) load while the children boot.
+  const early = prespawn(config, logger);
+  const { createProxy } = await import('./proxy.js');
+  const proxy = createProxy({ config, logger, transportFactory: early.factory, reconnect: command !== 'ls' });
   if (command === 'ls') {
     try {
       await proxy.start();
+      const { printCatalog } = await import('./catalog.js');
       write(process.stdout, await printCatalog(proxy));
       return 0;
     } finally {
@@ -67,25 +73,27 @@ async function main(argv: string[]): Promise<number> {
     }
   }
   logger.info({ config: filepath, upstreams: [...proxy.pool.ids] }, 'starting');
-  return serve(proxy, logger);
+  return serve(proxy, logger, stopRequested, () => early.close());
+}
+
+/** Resolves with the reason on SIGINT, SIGTERM or the client closing stdin. */
+function trapStop(): Promise<string> {
+  return new Promise((resolve) => {
+    process.once('SIGINT', () => resolve('SIGINT'));
+    process.once('SIGTERM', () => resolve('SIGTERM'));
+    process.stdin.once('end', () => resolve('stdin closed'));
+  });
 }
 
 /** Serves stdio until the client disconnects or a signal arrives; resolves with the exit code. */
-async function serve(proxy: Proxy, logger: Logger): Promise<number> {
+async function serve(proxy: Proxy, logger: Logger, stopRequested: Promise<string>, closeEarly: () => Promise<void>): Promise<number> {
   return new Promise<number>((resolve, reject) => {
-    let stopping = false;
-    const stop = (why: string) => {
-      if (stopping) return;
-      stopping = true;
+    void stopRequested.then((why) => {
       logger.info({ why }, 'shutting down');
-      proxy
-        .close()
+      Promise.all([proxy.close(), closeEarly()])
         .then(() => flushLogger(logger))
         .then(() => resolve(0), reject);
-    };
-    process.once('SIGINT', () => stop('SIGINT'));
-    process.once('SIGTERM', () => stop('SIGTERM'));
-    process.stdin.once('end', () => stop('stdin closed'));
+    });
     // The client is served at once (initialize overlaps the upstreams' start); requests wait for
     // their upstreams' first connection. Reading stdin from the start also notices a client that
     // goes away while upstreams are still starting.

@@ -33,6 +33,8 @@ export interface ListPage {
 interface Continuation {
   walkers: PageWalker[];
   stop: AbortController;
+  /** Set when the next page took these walks over (so leaving the LRU must not stop them). */
+  taken?: boolean;
 }
 
 /**
@@ -58,8 +60,8 @@ export class Lister {
   private readonly continuations = new LRUCache<string, Continuation>({
     max: CONTINUATIONS.max,
     ttl: CONTINUATIONS.ttlMs,
-    dispose: (c, _key, reason) => {
-      if (reason !== 'delete') c.stop.abort(); // taken by its next page: still in use
+    dispose: (c) => {
+      if (!c.taken) c.stop.abort(); // evicted, expired or cleared: nobody will resume these walks
     },
   });
 
@@ -123,6 +125,7 @@ export class Lister {
     if (cursor !== undefined) {
       const parked = this.continuations.get(cursor);
       if (parked) {
+        parked.taken = true;
         this.continuations.delete(cursor);
         return parked;
       }

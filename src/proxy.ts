@@ -41,7 +41,10 @@ export interface Proxy extends AsyncDisposable {
   readonly cache: ReadCache | undefined;
   readonly relay: SubscriptionRelay;
   readonly sessions: SessionRegistry;
-  /** Connects every upstream in parallel; resolves when each is ready or has failed (and retries later). */
+  /**
+   * Connects every upstream in parallel; resolves when each is ready or has failed (and retries
+   * later). Idempotent; the first downstream session starts it too.
+   */
   start(): Promise<void>;
   /**
    * Serves one downstream session over `transport`; the session ends when the transport closes.
@@ -86,6 +89,11 @@ export function createProxy(options: ProxyOptions): Proxy {
   sessions.onListChanged(() => lister.close()); // read-ahead from before a change is not reused
 
   let started = false;
+  let starting: Promise<void> | undefined;
+  const start = (): Promise<void> =>
+    (starting ??= pool.start().then(() => {
+      started = true;
+    }));
   pool.onNotification((n) => {
     if (n.method === Methods.updated && typeof n.params?.uri === 'string') {
       cache?.invalidate(n.server, n.params.uri); // before the relay, so a client re-reading at once gets fresh content
@@ -112,12 +120,10 @@ export function createProxy(options: ProxyOptions): Proxy {
     cache,
     relay,
     sessions,
-    async start() {
-      await pool.start();
-      started = true;
-    },
+    start,
     async connect(transport) {
       if (closing) throw new Error('proxy is closed');
+      void start(); // requests wait for their upstreams' first connection attempt
       let server!: Server;
       const session: Session = {
         id: `s${++ids}`,

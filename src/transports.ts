@@ -1,7 +1,7 @@
 // Default upstream transports: stdio children, Streamable HTTP, legacy SSE (with the fallback order).
 import type { Transport } from '@modelcontextprotocol/sdk/shared/transport.js';
 import { ChildTransport } from './child-transport.js';
-import { isRemote, type ServerConfig } from './config-schema.js';
+import { isRemote, type FederateConfig, type ServerConfig } from './config-schema.js';
 import type { Logger } from './logger.js';
 
 /** One attempt at a transport; `connect` tries them in order until one initializes. */
@@ -66,3 +66,47 @@ export const defaultTransportFactory: TransportFactory = (id, config, logger) =>
   if (config.transport === 'streamable-http') return [streamable];
   return [streamable, sse];
 };
+
+/** Children started ahead of the proxy, and how to hand them over. */
+export interface Prespawned {
+  /** A factory that gives each upstream's first connection attempt its already-started child. */
+  factory: TransportFactory;
+  /** Stops the children no connection attempt has taken yet (shutdown before start). */
+  close(): Promise<void>;
+}
+
+/**
+ * Starts every enabled stdio upstream's child right away. The CLI calls this before it loads the
+ * rest of the proxy, so the children boot while the proxy's own modules load.
+ */
+export function prespawn(config: FederateConfig, logger: Logger, factory: TransportFactory = defaultTransportFactory): Prespawned {
+  const early = new Map<string, Transport>();
+  for (const [id, server] of Object.entries(config.servers)) {
+    if (!server.enabled || isRemote(server)) continue;
+    const first = factory(id, server, logger)[0];
+    if (!first) continue;
+    const transport = first.create() as Transport;
+    transport.start().catch(() => undefined); // a failed spawn surfaces again when the Client connects
+    early.set(id, transport);
+  }
+  const handOver: TransportFactory = (id, server, log) =>
+    factory(id, server, log).map((candidate, i) => {
+      const transport = i === 0 ? early.get(id) : undefined;
+      if (!transport) return candidate;
+      return {
+        kind: candidate.kind,
+        create: () => {
+          early.delete(id);
+          return transport;
+        },
+      };
+    });
+  return {
+    factory: handOver,
+    async close() {
+      const left = [...early.values()];
+      early.clear();
+      await Promise.allSettled(left.map((t) => t.close()));
+    },
+  };
+}

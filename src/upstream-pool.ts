@@ -1,6 +1,7 @@
 // All upstreams by id in config order: parallel start, shared by every session, fan-in of their events.
 import { createHash } from 'node:crypto';
 import type { FederateConfig } from './config-schema.js';
+import { ErrorCodes, ProxyError } from './errors.js';
 import type { Logger } from './logger.js';
 import { Upstream, type UpstreamNotification, type UpstreamOptions, type UpstreamStatus } from './upstream.js';
 
@@ -59,7 +60,7 @@ export class UpstreamPool {
   async start(): Promise<void> {
     const results = await Promise.allSettled(this.upstreams.map((u) => u.connect()));
     results.forEach((r, i) => {
-      if (r.status === 'rejected') {
+      if (r.status === 'rejected' && !(r.reason instanceof ProxyError && r.reason.code === ErrorCodes.CLOSED)) {
         this.logger.error({ server: this.upstreams[i]?.id, err: String(r.reason) }, 'upstream failed to start; serving the others');
       }
     });

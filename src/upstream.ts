@@ -48,7 +48,9 @@ export class Upstream {
   private client: Client | undefined;
   /** The client of a connection attempt in progress (closed by `close()` so its child ends too). */
   private connectingClient: Client | undefined;
-  private firstAttempt: Promise<void> | undefined;
+  /** Resolves when the first connection attempt has finished, either way (or on close). */
+  private readonly firstAttempt: Promise<void>;
+  private firstAttemptDone!: () => void;
   private attempts = 0;
   private readyAt = 0;
   private retryTimer: NodeJS.Timeout | undefined;
@@ -63,6 +65,7 @@ export class Upstream {
     private readonly options: UpstreamOptions,
   ) {
     this.queue = new PQueue({ concurrency: config.concurrency });
+    this.firstAttempt = new Promise((resolve) => (this.firstAttemptDone = resolve));
     this.log = options.logger.child({ server: id });
   }
 
@@ -74,17 +77,16 @@ export class Upstream {
     if (this.status === 'closed') return Promise.reject(new ProxyError(ErrorCodes.CLOSED, `upstream ${this.id} is closed`));
     if (this.status === 'connecting' || this.status === 'ready') return Promise.resolve();
     const attempt = this.attempt();
-    this.firstAttempt ??= attempt.catch(() => undefined);
+    void attempt.then(this.firstAttemptDone, this.firstAttemptDone);
     return attempt;
   }
 
   /**
-   * Resolves once the first connection attempt has finished, either way (immediately when there
-   * was none yet): a request that arrives while the proxy is still starting waits for its upstream
-   * instead of finding it "unavailable".
+   * Resolves once the first connection attempt has finished, either way: a request that arrives
+   * while the proxy is still starting waits for its upstream instead of finding it "unavailable".
    */
   settled(): Promise<void> {
-    return this.firstAttempt ?? Promise.resolve();
+    return this.firstAttempt;
   }
 
   private async attempt(): Promise<void> {
@@ -187,6 +189,7 @@ export class Upstream {
   async close(): Promise<void> {
     if (this.status === 'closed') return;
     this.setStatus('closed');
+    this.firstAttemptDone();
     clearTimeout(this.retryTimer);
     this.retryTimer = undefined;
     const clients = [this.client, this.connectingClient];
