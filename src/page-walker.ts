@@ -97,9 +97,12 @@ export class PageWalker {
         }
         const params = this.cursor === undefined ? undefined : { cursor: this.cursor };
         const result = await this.upstream.request(spec.method, params, schema, this.signal);
-        // Copy, never rewrite in place: a transport may hand over the upstream's own objects.
         const raw = (result as Record<string, unknown>)[spec.field] as Record<string, unknown>[];
-        const items = raw.map((item) => ({ ...item, [spec.key]: encodeUri(this.upstream.id, item[spec.key] as string) }));
+        const id = this.upstream.id;
+        const key = spec.key;
+        let items = raw;
+        if (this.upstream.freshMessages) for (const item of raw) item[key] = encodeUri(id, item[key] as string);
+        else items = raw.map((item) => ({ ...item, [key]: encodeUri(id, item[key] as string) })); // the sender's own objects
         let next = result.nextCursor;
         if (next !== undefined && this.seen.has(next)) next = undefined; // a cursor loop ends the walk
         if (next !== undefined) this.seen.add(next);

@@ -8,6 +8,12 @@ import type { Logger } from './logger.js';
 export interface TransportCandidate {
   /** "stdio", "streamable-http" or "sse" (for logs). */
   kind: string;
+  /**
+   * True when every message arrives as freshly parsed objects that nobody else holds (true for
+   * stdio and HTTP; not for in-memory transports, which pass the sender's own objects). The proxy
+   * then namespaces list items in place instead of copying each one.
+   */
+  freshMessages?: boolean;
   /** Creates a fresh, unstarted transport. */
   create(): Transport | Promise<Transport>;
 }
@@ -28,6 +34,7 @@ export const defaultTransportFactory: TransportFactory = (id, config, logger) =>
     return [
       {
         kind: 'stdio',
+        freshMessages: true,
         create: () =>
           new ChildTransport({
             command: config.command,
@@ -43,6 +50,7 @@ export const defaultTransportFactory: TransportFactory = (id, config, logger) =>
   const requestInit: RequestInit = { headers: config.headers };
   const streamable: TransportCandidate = {
     kind: 'streamable-http',
+    freshMessages: true,
     // HTTP client modules load only when a remote upstream is configured (they cost ~80 ms of startup).
     create: async () => {
       const { StreamableHTTPClientTransport } = await import('@modelcontextprotocol/sdk/client/streamableHttp.js');
@@ -51,6 +59,7 @@ export const defaultTransportFactory: TransportFactory = (id, config, logger) =>
   };
   const sse: TransportCandidate = {
     kind: 'sse',
+    freshMessages: true,
     create: async () => {
       const { SSEClientTransport } = await import('@modelcontextprotocol/sdk/client/sse.js');
       return new SSEClientTransport(url, {
@@ -94,7 +103,7 @@ export function prespawn(config: FederateConfig, logger: Logger, factory: Transp
       const transport = i === 0 ? early.get(id) : undefined;
       if (!transport) return candidate;
       return {
-        kind: candidate.kind,
+        ...candidate,
         create: () => {
           early.delete(id);
           return transport;

@@ -45,6 +45,8 @@ export class Upstream {
   capabilities: ServerCapabilities | undefined;
   /** Connections made so far: 1 after the first, 2 after the first reconnect, ... */
   generation = 0;
+  /** True when the current transport parses every message into fresh objects (safe to rewrite in place). */
+  freshMessages = false;
   private client: Client | undefined;
   /** The client of a connection attempt in progress (closed by `close()` so its child ends too). */
   private connectingClient: Client | undefined;
@@ -99,6 +101,7 @@ export class Upstream {
         const transport = await candidate.create();
         await client.connect(transport, { timeout: this.config.timeoutMs });
         installFastDispatch(client, transport);
+        this.freshMessages = candidate.freshMessages === true;
       } catch (err) {
         lastError = err;
         if ((this.status as UpstreamStatus) === 'closed') break;
