@@ -79,13 +79,19 @@ export function createProxy(options: ProxyOptions): Proxy {
     logger,
   );
   const sessions = new SessionRegistry(config.listChanged.coalesceMs);
-  const relay = new SubscriptionRelay({ pool, logger, ...config.subscriptions });
+  // One path for every change, whether the upstream said so or a poller noticed: invalidate first,
+  // so a client that re-reads as soon as it hears of the change gets fresh content.
+  const changed = (server: string, uri: string): void => {
+    cache?.invalidate(server, uri);
+    relay.updated(server, uri);
+  };
+  const relay = new SubscriptionRelay({ pool, logger, ...config.subscriptions, onPolledChange: changed });
   const lister = new Lister(pool, createCursorCodec(options.cursorKey ?? randomBytes(32)), config.list, logger);
   const coherence = createCoherence(config.cache.coherentUris, relay);
   const cache = config.cache.enabled
     ? new ReadCache({ ...config.cache, ...(options.clock ? { clock: options.clock } : {}), onEvict: coherence.release })
     : undefined;
-  const resources = new FederatedResources({ pool, lister, relay, cache, onCached: coherence.hold });
+  const resources = new FederatedResources({ pool, lister, relay, cache, beforeColdRead: coherence.hold });
   sessions.onListChanged(() => lister.close()); // read-ahead from before a change is not reused
 
   let started = false;
@@ -96,18 +102,24 @@ export function createProxy(options: ProxyOptions): Proxy {
     }));
   pool.onNotification((n) => {
     if (n.method === Methods.updated && typeof n.params?.uri === 'string') {
-      cache?.invalidate(n.server, n.params.uri); // before the relay, so a client re-reading at once gets fresh content
-      relay.updated(n.server, n.params.uri);
+      changed(n.server, n.params.uri);
     } else if (n.method === Methods.listChanged) {
       sessions.listChanged();
     }
   });
+  // Availability as last announced: a failed retry of an upstream that is already down is not a
+  // change of the catalog, so a crash loop does not make every client re-list on each attempt.
+  const available = new Set<string>();
   pool.onStatus((server, status) => {
     if (status === 'ready' && (pool.get(server)?.generation ?? 0) > 1) {
       cache?.invalidateServer(server);
       relay.resubscribe(server);
     }
-    if (started && (status === 'ready' || status === 'unavailable')) sessions.listChanged();
+    const now = status === 'ready' ? true : status === 'unavailable' ? false : undefined;
+    if (now === undefined || now === available.has(server)) return;
+    if (now) available.add(server);
+    else available.delete(server);
+    if (started) sessions.listChanged();
   });
 
   const servers = new Set<Server>();
@@ -160,19 +172,21 @@ export function createProxy(options: ProxyOptions): Proxy {
 }
 
 /**
- * Cache coherence: once a URI of an upstream that supports `resources/subscribe` is cached, the
- * proxy holds an upstream subscription for it (up to `max` URIs) until its entry is evicted or
- * expires, so the entry is invalidated the moment it changes rather than when its TTL runs out.
- * An invalidation keeps the hold: the URI is likely to be read again.
+ * Cache coherence: before a URI of an upstream that supports `resources/subscribe` is first read
+ * into the cache, the proxy subscribes to it upstream (up to `max` URIs) and keeps that until the
+ * entry is evicted or expires. Subscribing first means no change can fall between the read and the
+ * subscription, so such entries are invalidated the moment they change: they are exact. An
+ * invalidation keeps the hold: the URI is likely to be read again.
  */
 function createCoherence(max: number, relay: SubscriptionRelay) {
   const holder: Session = { id: 'cache', sendUpdated: () => undefined, sendListChanged: () => undefined };
   let held = 0;
   return {
-    hold(upstream: Upstream, uri: string): void {
-      if (held >= max || !upstream.capabilities?.resources?.subscribe || relay.holds(holder, upstream.id, uri)) return;
+    async hold(upstream: Upstream, uri: string): Promise<void> {
+      if (!upstream.capabilities?.resources?.subscribe || relay.holds(holder, upstream.id, uri)) return;
+      if (held >= max) return;
       held++;
-      relay.subscribe(holder, upstream.id, uri).catch(() => held--);
+      await relay.subscribe(holder, upstream.id, uri).catch(() => held--); // a refused subscribe leaves the entry TTL-bound
     },
     release(server: string, uri: string): void {
       if (!relay.holds(holder, server, uri)) return;

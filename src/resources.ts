@@ -27,8 +27,8 @@ export interface ResourcesDeps {
   relay: SubscriptionRelay;
   /** Absent when caching is off. */
   cache?: ReadCache | undefined;
-  /** Called after a read was stored in the cache (for coherence subscriptions). */
-  onCached?: (upstream: Upstream, uri: string) => void;
+  /** Awaited before a URI that is not cached is read into the cache (coherence subscriptions). */
+  beforeColdRead?: (upstream: Upstream, uri: string) => Promise<void>;
 }
 
 /** Upstream JSON-RPC codes that mean "no such resource". */
@@ -61,10 +61,9 @@ export class FederatedResources {
     let result: ReadResultT;
     try {
       if (cache && upstream.config.cache) {
+        if (this.deps.beforeColdRead && !cache.has(target.server, target.uri)) await this.deps.beforeColdRead(upstream, target.uri);
         const load = () => upstream.request(Methods.read, { uri: target.uri }, ReadResult);
-        const outcome = await cache.read({ server: target.server, uri: target.uri, ttlMs: upstream.config.cacheTtlMs, load }, signal);
-        result = outcome.result;
-        if (!outcome.hit) this.deps.onCached?.(upstream, target.uri);
+        result = (await cache.read({ server: target.server, uri: target.uri, ttlMs: upstream.config.cacheTtlMs, load }, signal)).result;
       } else {
         result = await upstream.request(Methods.read, { uri: target.uri }, ReadResult, signal);
       }

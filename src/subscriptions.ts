@@ -16,6 +16,12 @@ export interface RelayOptions {
   pollIntervalMs: number;
   /** Per (session, URI) coalescing window; 0 sends every update. */
   coalesceMs: number;
+  /**
+   * Called when a poller detects a change, in place of an upstream notification. The composition
+   * root treats both alike (invalidate the cache, then {@link SubscriptionRelay.updated}).
+   * Default: relay the update directly.
+   */
+  onPolledChange?: (server: string, uri: string) => void;
 }
 
 /** One (server, upstream URI) that at least one holder wants to hear about. */
@@ -195,7 +201,10 @@ export class SubscriptionRelay {
     if (entry.poll !== poll) return; // stopped meanwhile
     const before = poll.hash;
     poll.hash = hash;
-    if (before !== undefined && before !== hash) this.updated(entry.server, entry.uri);
+    if (before !== undefined && before !== hash) {
+      if (this.options.onPolledChange) this.options.onPolledChange(entry.server, entry.uri);
+      else this.updated(entry.server, entry.uri);
+    }
   }
 
   /** Leading edge at once; further updates in the window collapse into one trailing send. */
