@@ -28,6 +28,8 @@ export interface CacheLoad {
   uri: string;
   ttlMs?: number | undefined;
   load: () => Promise<ReadResultT>;
+  /** Awaited on a miss before the (shared) load starts, e.g. to subscribe upstream first. */
+  beforeLoad?: (() => Promise<void>) | undefined;
 }
 
 interface Context {
@@ -80,6 +82,7 @@ export class ReadCache {
     const key = encodeUri(req.server, req.uri);
     const cached = this.lru.get(key);
     if (cached !== undefined) return { result: cached, hit: true };
+    if (req.beforeLoad) await req.beforeLoad();
     const pending = this.lru.fetch(key, { context: { load: req.load }, ...(req.ttlMs ? { ttl: req.ttlMs } : {}) });
     return { result: await abandonable(pending as Promise<ReadResultT>, signal), hit: false };
   }

@@ -46,7 +46,6 @@ export const JsonRpc = {
   INVALID_PARAMS: -32602,
   INTERNAL_ERROR: -32603,
   REQUEST_TIMEOUT: -32001,
-  CONNECTION_CLOSED: -32000,
 } as const;
 
 /**

@@ -61,9 +61,11 @@ export class FederatedResources {
     let result: ReadResultT;
     try {
       if (cache && upstream.config.cache) {
-        if (this.deps.beforeColdRead && !cache.has(target.server, target.uri)) await this.deps.beforeColdRead(upstream, target.uri);
-        const load = () => upstream.request(Methods.read, { uri: target.uri }, ReadResult);
-        result = (await cache.read({ server: target.server, uri: target.uri, ttlMs: upstream.config.cacheTtlMs, load }, signal)).result;
+        const { server, uri: upstreamUri } = target;
+        const load = () => upstream.request(Methods.read, { uri: upstreamUri }, ReadResult);
+        const before = this.deps.beforeColdRead;
+        const beforeLoad = before && (() => before(upstream, upstreamUri));
+        result = (await cache.read({ server, uri: upstreamUri, ttlMs: upstream.config.cacheTtlMs, load, beforeLoad }, signal)).result;
       } else {
         result = await upstream.request(Methods.read, { uri: target.uri }, ReadResult, signal);
       }
