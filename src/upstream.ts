@@ -172,6 +172,12 @@ export class Upstream {
     try {
       return await this.queue.add(() => client.request({ method, params } as never, schema, options), queued ? { signal } : {});
     } catch (err) {
+      if (!signal?.aborted && isConnectionLost(err) && this.client === client) {
+        // A restarted HTTP server answers 404 for our old session; a stopped one fails the fetch.
+        // Neither closes the transport, so close it: onclose marks us unavailable and reconnects.
+        this.log.warn({ err: String(err) }, 'upstream connection lost');
+        void client.close().catch(() => undefined);
+      }
       throw this.translate(err, signal);
     }
   }
@@ -245,9 +251,23 @@ export class Upstream {
     const rpcCode = rpcCodeOf(err);
     const details = { server: this.id, rpcCode, upstreamMessage: (err as Error)?.message };
     if (rpcCode === -32001) return new ProxyError(ErrorCodes.UPSTREAM_TIMEOUT, `upstream ${this.id} timed out`, { details });
-    if (rpcCode === -32000 || this.status !== 'ready') {
+    if (rpcCode === -32000 || this.status !== 'ready' || isConnectionLost(err)) {
       return new ProxyError(ErrorCodes.UPSTREAM_UNAVAILABLE, `upstream ${this.id} connection lost`, { details });
     }
     return new ProxyError(ErrorCodes.UPSTREAM_ERROR, `upstream ${this.id} failed`, { cause: err, details });
   }
+}
+
+/**
+ * Transport failures of remote upstreams that mean the session is gone: the SDK's HTTP transports
+ * throw them from send() without closing (Streamable HTTP 404 = session unknown to a restarted
+ * server; SSE errors; fetch that cannot connect). Recognised by shape, so the HTTP client modules
+ * stay lazily loaded.
+ */
+function isConnectionLost(err: unknown): boolean {
+  if (!(err instanceof Error)) return false;
+  if (err instanceof TypeError && err.message === 'fetch failed') return true;
+  const code = (err as { code?: unknown }).code;
+  if (err.message.startsWith('Streamable HTTP error:')) return code === 404;
+  return err.message.startsWith('SSE error:');
 }

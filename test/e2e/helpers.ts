@@ -210,8 +210,13 @@ export class RemoteFixture implements AsyncDisposable {
     readonly url: string,
   ) {}
 
-  static async start(mode: 'http' | 'sse', ...args: string[]): Promise<RemoteFixture> {
-    const subprocess = execa(process.execPath, [FIXTURE, `--${mode}`, '0', ...args], { reject: false, stdin: 'ignore' });
+  static start(mode: 'http' | 'sse', ...args: string[]): Promise<RemoteFixture> {
+    return RemoteFixture.startOn(mode, 0, ...args);
+  }
+
+  /** Like `start`, on a given port (0: any free one), e.g. to restart a server where it was. */
+  static async startOn(mode: 'http' | 'sse', port: number, ...args: string[]): Promise<RemoteFixture> {
+    const subprocess = execa(process.execPath, [FIXTURE, `--${mode}`, String(port), ...args], { reject: false, stdin: 'ignore' });
     const lines = createInterface({ input: subprocess.stdout });
     const exited = subprocess.then((r) => {
       throw new Error(`fixture exited before listening (${r.exitCode}): ${String(r.stderr)}`);
@@ -219,8 +224,8 @@ export class RemoteFixture implements AsyncDisposable {
     exited.catch(() => undefined);
     const [first] = (await Promise.race([once(lines, 'line'), exited])) as [string];
     lines.close();
-    const { port } = JSON.parse(first) as { port: number };
-    return new RemoteFixture(subprocess, port, `http://127.0.0.1:${port}/${mode === 'http' ? 'mcp' : 'sse'}`);
+    const listening = (JSON.parse(first) as { port: number }).port;
+    return new RemoteFixture(subprocess, listening, `http://127.0.0.1:${listening}/${mode === 'http' ? 'mcp' : 'sse'}`);
   }
 
   async [Symbol.asyncDispose](): Promise<void> {
