@@ -48,8 +48,10 @@ async function main(argv: string[]): Promise<number> {
     throw new UsageError(`${(err as Error).message}\n\n${USAGE}`);
   }
   const { values, positionals } = parsed;
-  if (values.help) return write(process.stdout, USAGE), 0;
-  if (values.version) return write(process.stdout, `${VERSION}\n`), 0;
+  if (values.help || values.version) {
+    process.stdout.write(values.help ? USAGE : `${VERSION}\n`);
+    return 0;
+  }
   const command = positionals[0] ?? 'serve';
   if (!['serve', 'ls'].includes(command) || positionals.length > 1) throw new UsageError(`unknown command: ${positionals.join(' ')}\n\n${USAGE}`);
   const level = values['log-level'] ?? (command === 'ls' ? 'warn' : 'info');
@@ -67,7 +69,7 @@ async function main(argv: string[]): Promise<number> {
     try {
       await proxy.start();
       const { printCatalog } = await import('./catalog.js');
-      write(process.stdout, await printCatalog(proxy));
+      process.stdout.write(await printCatalog(proxy));
       return 0;
     } finally {
       await proxy.close();
@@ -109,10 +111,6 @@ async function serve(proxy: Proxy, logger: Logger, stopRequested: Promise<string
         reject(err);
       });
   });
-}
-
-function write(stream: NodeJS.WriteStream, text: string): void {
-  stream.write(text);
 }
 
 main(process.argv.slice(2)).then(
