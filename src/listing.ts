@@ -45,8 +45,13 @@ interface Continuation {
  */
 const DEEP_UPSTREAMS = 2;
 
-/** Most continuations kept at once, and how long one waits for its client. */
-const CONTINUATIONS = { max: 256, ttlMs: 60_000 };
+/**
+ * Bounds on parked read-ahead: how many continuations, how many items they may buffer together
+ * (each counted at its worst case, `maxItemsPerPage` per walking upstream), and how long one waits
+ * for its client. A client that abandons list walks cannot pin more than this; an evicted
+ * continuation is simply redone from its cursor.
+ */
+const CONTINUATIONS = { max: 64, maxItems: 100_000, ttlMs: 30_000 };
 
 /**
  * Builds downstream pages of a merged list. Every upstream from the cursor's position on is walked
@@ -59,6 +64,8 @@ const CONTINUATIONS = { max: 256, ttlMs: 60_000 };
 export class Lister {
   private readonly continuations = new LRUCache<string, Continuation>({
     max: CONTINUATIONS.max,
+    maxSize: CONTINUATIONS.maxItems,
+    sizeCalculation: (c) => Math.max(1, c.walkers.length * this.limits.maxItemsPerPage),
     ttl: CONTINUATIONS.ttlMs,
     dispose: (c) => {
       if (!c.taken) c.stop.abort(); // evicted, expired or cleared: nobody will resume these walks

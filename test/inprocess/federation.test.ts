@@ -111,6 +111,23 @@ describe('merged lists', () => {
     expect(await rpcError(client.listResources({ cursor: 'mcp-federate:1' }))).toMatchObject({ code: -32602 });
   });
 
+  it('keeps a cursor valid after its read-ahead was evicted by many abandoned walks', async () => {
+    const statsA = newStats();
+    await using h = await startHarness({
+      upstreams: {
+        a: () => createUpstreamServer({ resources: range(30, (i) => `a://${i}`).map((uri) => ({ uri, name: uri })), pageSize: 10 }, statsA).server,
+      },
+      config: { list: { maxItemsPerPage: 10 } },
+    });
+    const client = await h.client();
+    const first = await client.listResources();
+    for (let i = 0; i < 80; i++) await client.listResources(); // more abandoned walks than parked read-ahead is kept for
+    const before = statsA.cursorsSeen.length;
+    const second = await client.listResources({ cursor: first.nextCursor! });
+    expect(second.resources.map((r) => r.uri)).toEqual(range(10, (i) => `a+a://${10 + i}`));
+    expect(statsA.cursorsSeen.length).toBeGreaterThan(before); // redone from the cursor's own position
+  });
+
   it('serves many downstream sessions over one upstream session', async () => {
     const stats = newStats();
     await using h = await startHarness({ upstreams: { a: () => createUpstreamServer({ resources: [richResource('a://1')] }, stats).server } });
