@@ -98,10 +98,6 @@ export class ReadCache {
     for (const key of [...this.lru.keys()]) if (key.startsWith(prefix)) this.lru.delete(key);
   }
 
-  /** True when an entry for this URI is stored and fresh. */
-  has(server: string, uri: string): boolean {
-    return this.lru.has(encodeUri(server, uri));
-  }
 
   /** Drops everything. Idempotent. */
   close(): void {

@@ -121,9 +121,14 @@ export class Lister {
     return incomplete.length === 0 ? {} : { _meta: { [META_INCOMPLETE]: incomplete } };
   }
 
+  /** Stops and forgets every parked read-ahead (after a list change it may be stale). */
+  dropReadAhead(): void {
+    this.continuations.clear();
+  }
+
   /** Drops every parked walk. Idempotent. */
   close(): void {
-    this.continuations.clear();
+    this.dropReadAhead();
   }
 
   /** The walks for a page: parked ones for a cursor we handed out, else fresh ones from its position. */
@@ -143,7 +148,7 @@ export class Lister {
     const limits = { readAhead: this.limits.maxItemsPerPage, maxPages: this.limits.maxPagesPerUpstream };
     const walkers = this.pool.upstreams.slice(first).map(
       (u, k) =>
-        new PageWalker(u, kind, k === 0 ? start?.upstreamCursor : undefined, k === 0 ? (start?.pages ?? 0) : 0, limits, k >= DEEP_UPSTREAMS, stop.signal, (up, err) =>
+        new PageWalker(u, kind, k === 0 ? start?.upstreamCursor : undefined, k === 0 ? (start?.pages ?? 0) : 0, limits, stop.signal, (up, err) =>
           this.logger.warn({ server: up.id, list: kind, code: (err as ProxyError)?.code, details: (err as ProxyError)?.details }, 'upstream skipped in list'),
         ),
     );

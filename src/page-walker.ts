@@ -38,6 +38,8 @@ export class PageWalker {
   private pumping = false;
   private wake: (() => void) | undefined;
   private readonly seen = new Set<string>();
+  /** Until {@link deepen} is called, only the first page is fetched ahead. */
+  private shallow = true;
 
   constructor(
     readonly upstream: Upstream,
@@ -45,8 +47,6 @@ export class PageWalker {
     private cursor: string | undefined,
     private pages: number,
     private readonly limits: { readAhead: number; maxPages: number },
-    /** Until {@link deepen} is called, only the first page is fetched ahead. */
-    private shallow: boolean,
     private readonly signal: AbortSignal,
     private readonly onSkip: (upstream: Upstream, err: unknown) => void,
   ) {

@@ -92,7 +92,7 @@ export function createProxy(options: ProxyOptions): Proxy {
     ? new ReadCache({ ...config.cache, ...(options.clock ? { clock: options.clock } : {}), onEvict: coherence.release })
     : undefined;
   const resources = new FederatedResources({ pool, lister, relay, cache, beforeColdRead: coherence.hold });
-  sessions.onListChanged(() => lister.close()); // read-ahead from before a change is not reused
+  sessions.onListChanged(() => lister.dropReadAhead()); // read-ahead from before a change is not reused
 
   let started = false;
   let starting: Promise<void> | undefined;

@@ -34,7 +34,7 @@ export class SessionRegistry {
     this.sessions.delete(session);
   }
 
-  /** Runs before each broadcast (e.g. to drop list read-ahead that may now be stale). */
+  /** Runs on every change, at once (e.g. to drop list read-ahead that may now be stale). */
   onListChanged(listener: () => void): () => void {
     this.listeners.add(listener);
     return () => this.listeners.delete(listener);
@@ -42,11 +42,10 @@ export class SessionRegistry {
 
   /** Schedules one list_changed to every session (coalesced). */
   listChanged(): void {
-    if (this.timer) return;
     for (const l of this.listeners) l();
+    if (this.timer) return;
     this.timer = setTimeout(() => {
       this.timer = undefined;
-      for (const l of this.listeners) l();
       for (const s of this.sessions) s.sendListChanged();
     }, this.coalesceMs);
     this.timer.unref?.();
