@@ -1,4 +1,4 @@
-// Read cache over lru-cache: coalesced upstream reads, byte-bounded, TTL on an injected clock, exact invalidation.
+// Read cache: single-flight upstream reads, reuse only where opted in or hinted, byte-bounded, TTL on an injected clock.
 import { LRUCache } from 'lru-cache';
 import type { ReadResultT } from './protocol.js';
 import { encodeUri } from './uri.js';
@@ -12,28 +12,32 @@ export interface Clock {
 export interface ReadCacheOptions {
   /** Bound on the total size of stored contents. */
   maxBytes: number;
-  /** Default entry age limit, in milliseconds. */
+  /** Default reuse window, in milliseconds; 0: a finished read is never reused unless its upstream hints a TTL. */
   ttlMs: number;
   /** Larger results are returned but not stored. */
   maxEntryBytes: number;
   /** Clock for TTLs. Default: performance. */
   clock?: Clock;
-  /** Called when an entry is evicted (size bound) or expires; not when it is invalidated. */
-  onEvict?: (server: string, uri: string) => void;
+  /** Called whenever a stored entry leaves (evicted, expired, invalidated, cleared); not when it is replaced. */
+  onRemove?: (server: string, uri: string) => void;
 }
 
-/** How one read is fetched on a miss: the upstream call, given the server's TTL. */
+/** How one read is fetched on a miss. */
 export interface CacheLoad {
   server: string;
   uri: string;
+  /** This server's reuse window (its `cacheTtlMs`); undefined: the cache's default. */
   ttlMs?: number | undefined;
+  /** The upstream call. */
   load: () => Promise<ReadResultT>;
-  /** Awaited on a miss before the (shared) load starts, e.g. to subscribe upstream first. */
-  beforeLoad?: (() => Promise<void>) | undefined;
-}
-
-interface Context {
-  load: () => Promise<ReadResultT>;
+  /**
+   * Runs before a load whose result the operator's TTL would store (e.g. subscribe upstream
+   * first, so no change can fall between the read and the subscription). Resolves true when it
+   * took something that `release` must give back unless the result ends up stored.
+   */
+  hold?: (() => Promise<boolean>) | undefined;
+  /** Gives back what `hold` took; called on every path that does not end in a stored entry. */
+  release?: (() => void) | undefined;
 }
 
 /** Which entry a read was served from. */
@@ -42,67 +46,125 @@ export interface CacheOutcome {
   hit: boolean;
 }
 
+/** A shared load in flight; `stale` once its URI was invalidated meanwhile (its result is then not stored). */
+interface Flight {
+  promise: Promise<ReadResultT>;
+  stale: boolean;
+}
+
 /**
- * The read cache shared by every session. Keyed by server id + upstream URI. Concurrent misses of
- * one key share one upstream call; a caller that gives up (its own signal) does not abort the
- * shared call; errors are never stored; an entry invalidated while its fetch is in flight is not
- * stored when the fetch completes (callers already waiting still get that result, which is as
- * fresh as their request).
+ * The read cache shared by every session, keyed by server id + upstream URI. Concurrent reads of
+ * one key share one upstream call (single-flight); a caller that gives up (its own signal) does not
+ * abort the shared call. A finished result is stored only when it may be reused: the operator's TTL
+ * (`ttlMs`, or the server's) or, without one, the upstream's own `ttlMs` hint in the result; a
+ * `cacheScope: "private"` result is never stored. Errors are never stored, nor a result whose URI
+ * was invalidated while it was being read (its callers still get it: it is as fresh as their request).
  */
 export class ReadCache {
-  private readonly lru: LRUCache<string, ReadResultT, Context>;
+  private readonly lru: LRUCache<string, ReadResultT>;
+  private readonly flights = new Map<string, Flight>();
 
   constructor(private readonly options: ReadCacheOptions) {
-    this.lru = new LRUCache<string, ReadResultT, Context>({
+    this.lru = new LRUCache<string, ReadResultT>({
       maxSize: options.maxBytes,
       maxEntrySize: options.maxEntryBytes,
       sizeCalculation: (value) => Math.max(1, sizeOf(value)),
-      ttl: options.ttlMs,
       ttlAutopurge: false,
       ttlResolution: 0, // read the (injectable) clock on every lookup; no memoised 'now'
       updateAgeOnGet: false,
-      ignoreFetchAbort: true,
+      allowStale: false,
       ...(options.clock ? { perf: options.clock } : {}),
-      fetchMethod: (_key, _stale, { context }) => context.load(),
       dispose: (_value, key, reason) => {
-        if (reason !== 'evict' && reason !== 'expire') return;
+        if (reason === 'set') return; // replaced by a fresher result: still stored
         const plus = key.indexOf('+');
-        options.onEvict?.(key.slice(0, plus), key.slice(plus + 1));
+        options.onRemove?.(key.slice(0, plus), key.slice(plus + 1));
       },
     });
   }
 
-  /** Number of stored entries. */
+  /** Number of stored entries (expired ones included until they are next touched). */
   get size(): number {
     return this.lru.size;
   }
 
-  /** Serves from the cache or loads (coalesced); `signal` only abandons this caller's wait. */
+  /** Serves a stored entry, joins the read in flight, or starts one; `signal` only abandons this caller's wait. */
   async read(req: CacheLoad, signal?: AbortSignal): Promise<CacheOutcome> {
     const key = encodeUri(req.server, req.uri);
     const cached = this.lru.get(key);
     if (cached !== undefined) return { result: cached, hit: true };
-    if (req.beforeLoad) await req.beforeLoad();
-    const pending = this.lru.fetch(key, { context: { load: req.load }, ...(req.ttlMs ? { ttl: req.ttlMs } : {}) });
-    return { result: await abandonable(pending as Promise<ReadResultT>, signal), hit: false };
+    let flight = this.flights.get(key);
+    if (!flight) {
+      const f: Flight = { promise: undefined as unknown as Promise<ReadResultT>, stale: false };
+      f.promise = this.load(key, req, f);
+      f.promise.catch(() => undefined); // observed by the callers; never an unhandled rejection
+      this.flights.set(key, (flight = f));
+    }
+    return { result: await abandonable(flight.promise, signal), hit: false };
   }
 
-  /** Drops one entry (and any fetch in flight for it, which then will not be stored). */
+  /** Drops one entry; a read in flight for it will not be stored. */
   invalidate(server: string, uri: string): void {
-    this.lru.delete(encodeUri(server, uri));
+    const key = encodeUri(server, uri);
+    this.lru.delete(key);
+    const flight = this.flights.get(key);
+    if (flight) {
+      flight.stale = true;
+      this.flights.delete(key); // later callers start a fresh read
+    }
   }
 
   /** Drops every entry of one upstream (on reconnect; a scan, which is rare enough). */
   invalidateServer(server: string): void {
     const prefix = encodeUri(server, '');
     for (const key of [...this.lru.keys()]) if (key.startsWith(prefix)) this.lru.delete(key);
+    for (const [key, flight] of [...this.flights]) {
+      if (!key.startsWith(prefix)) continue;
+      flight.stale = true;
+      this.flights.delete(key);
+    }
   }
 
+  /** Removes expired entries now (each removal is reported to `onRemove`). */
+  purgeExpired(): void {
+    this.lru.purgeStale();
+  }
 
   /** Drops everything. Idempotent. */
   close(): void {
     this.lru.clear();
+    for (const flight of this.flights.values()) flight.stale = true;
+    this.flights.clear();
   }
+
+  private async load(key: string, req: CacheLoad, flight: Flight): Promise<ReadResultT> {
+    const operatorTtl = req.ttlMs ?? this.options.ttlMs;
+    let held = false;
+    let stored = false;
+    try {
+      if (operatorTtl > 0 && req.hold) held = await req.hold().catch(() => false);
+      const result = await req.load();
+      const ttl = reuseWindow(operatorTtl, result);
+      if (ttl > 0 && !flight.stale) {
+        this.lru.set(key, result, { ttl });
+        stored = this.lru.has(key); // false when larger than maxEntryBytes
+      }
+      return result;
+    } finally {
+      if (this.flights.get(key) === flight) this.flights.delete(key);
+      if (held && !stored) req.release?.();
+    }
+  }
+}
+
+/**
+ * How long a result may be reused: the operator's TTL when set; otherwise the upstream's own hint
+ * (an MCP 2026-07-28 style `ttlMs` on the result); 0 for a `private` result or without either.
+ */
+export function reuseWindow(operatorTtlMs: number, result: ReadResultT): number {
+  if (result.cacheScope === 'private') return 0;
+  if (operatorTtlMs > 0) return operatorTtlMs;
+  const hint = result.ttlMs;
+  return typeof hint === 'number' && Number.isFinite(hint) && hint > 0 ? Math.floor(hint) : 0;
 }
 
 /** Bytes a result holds, counted as characters of text and base64 blobs (what dominates memory). */

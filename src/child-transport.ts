@@ -4,7 +4,7 @@ import { createInterface } from 'node:readline';
 import { getDefaultEnvironment } from '@modelcontextprotocol/sdk/client/stdio.js';
 import type { Transport } from '@modelcontextprotocol/sdk/shared/transport.js';
 import type { JSONRPCMessage } from '@modelcontextprotocol/sdk/types.js';
-import { LineTransport } from './line-transport.js';
+import { LineTransport, type Refusal } from './line-transport.js';
 
 /** How to start the child. */
 export interface ChildTransportParams {
@@ -17,6 +17,10 @@ export interface ChildTransportParams {
   onStderrLine?: (line: string) => void;
   /** Grace period after closing stdin, and again after SIGTERM, before escalating. Default: 2000 ms. */
   killGraceMs?: number;
+  /** Largest message the child may send, in bytes. Default: see {@link LineTransport}. */
+  maxMessageBytes?: number;
+  /** Deepest nesting accepted from the child. Default: see {@link LineTransport}. */
+  maxDepth?: number;
 }
 
 /**
@@ -27,6 +31,8 @@ export class ChildTransport implements Transport {
   onclose?: () => void;
   onerror?: (error: Error) => void;
   onmessage?: (message: JSONRPCMessage) => void;
+  /** A line from the child that was not passed on (see {@link LineTransport.onrefused}). */
+  onrefused?: (refusal: Refusal) => void;
   private child: ChildProcess | undefined;
   private lines: LineTransport | undefined;
   private exited: Promise<void> | undefined;
@@ -55,9 +61,19 @@ export class ChildTransport implements Transport {
     });
     this.child = child;
     this.exited = new Promise((resolve) => child.once('close', () => resolve()));
-    const lines = new LineTransport(child.stdout!, child.stdin!);
+    const { maxMessageBytes, maxDepth } = this.params;
+    const lines = new LineTransport(child.stdout!, child.stdin!, {
+      ...(maxMessageBytes === undefined ? {} : { maxMessageBytes }),
+      ...(maxDepth === undefined ? {} : { maxDepth }),
+    });
     lines.onmessage = (m) => this.onmessage?.(m);
     lines.onerror = (e) => this.onerror?.(e);
+    lines.onrefused = (r) => (this.onrefused ? this.onrefused(r) : this.onerror?.(new Error(`refused a message (${r.reason})`)));
+    // The framing gave up (unexpected failure, or the child stopped reading its stdin): the child
+    // is of no more use, so stop it; its exit reports the close and the upstream reconnects.
+    lines.onclose = () => {
+      if (this.child === child) void this.close();
+    };
     this.lines = lines;
     const onStderrLine = this.params.onStderrLine;
     if (onStderrLine) createInterface({ input: child.stderr!, crlfDelay: Infinity }).on('line', onStderrLine);

@@ -9,6 +9,7 @@ import { loadConfig } from './config.js';
 import { ErrorCodes, ProxyError } from './errors.js';
 import { createLogger, flushLogger, type Logger } from './logger.js';
 import { LineTransport } from './line-transport.js';
+import { notificationCoalesceKey } from './protocol.js';
 import type { Proxy } from './proxy.js';
 import { prespawn } from './transports.js';
 import { VERSION } from './version.js';
@@ -77,7 +78,19 @@ async function main(argv: string[]): Promise<number> {
     }
   }
   logger.info({ config: filepath, upstreams: [...proxy.pool.ids] }, 'starting');
-  return serve(proxy, logger, stopRequested, () => early.close());
+  // A promise nobody awaited that rejects is a bug of ours, not a reason to drop every session.
+  process.on('unhandledRejection', (reason) => logger.error({ err: String(reason) }, 'unhandled rejection'));
+  const transport = new LineTransport(process.stdin, process.stdout, {
+    maxMessageBytes: config.wire.maxMessageBytes,
+    maxDepth: config.wire.maxDepth,
+    maxQueuedBytes: config.wire.maxQueuedBytes,
+    coalesceKey: notificationCoalesceKey,
+  });
+  // stdio has one session: when its output had to be abandoned, the process has nobody left to serve.
+  const sessionLost = new Promise<string>((resolve) => {
+    transport.onloss = (loss) => resolve(`session lost (${loss.reason})`);
+  });
+  return serve(proxy, transport, logger, stopRequested, sessionLost, () => early.close());
 }
 
 /** Resolves with the reason on SIGINT, SIGTERM or the client closing stdin. */
@@ -89,19 +102,31 @@ function trapStop(): Promise<string> {
   });
 }
 
-/** Serves stdio until the client disconnects or a signal arrives; resolves with the exit code. */
-async function serve(proxy: Proxy, logger: Logger, stopRequested: Promise<string>, closeEarly: () => Promise<void>): Promise<number> {
+/**
+ * Serves stdio until the client disconnects or a signal arrives (exit code 0), or until the
+ * session's output had to be abandoned (exit code 1, after an error log).
+ */
+async function serve(
+  proxy: Proxy,
+  transport: LineTransport,
+  logger: Logger,
+  stopRequested: Promise<string>,
+  sessionLost: Promise<string>,
+  closeEarly: () => Promise<void>,
+): Promise<number> {
   return new Promise<number>((resolve, reject) => {
-    void stopRequested.then((why) => {
+    const stop = (why: string, code: number) => {
       logger.info({ why }, 'shutting down');
       Promise.all([proxy.close(), closeEarly()])
         .then(() => flushLogger(logger))
-        .then(() => resolve(0), reject);
-    });
+        .then(() => resolve(code), reject);
+    };
+    void Promise.race([stopRequested.then((why) => [why, 0] as const), sessionLost.then((why) => [why, 1] as const)]).then(
+      ([why, code]) => stop(why, code),
+    );
     // The client is served at once (initialize overlaps the upstreams' start); requests wait for
     // their upstreams' first connection. Reading stdin from the start also notices a client that
     // goes away while upstreams are still starting.
-    const transport = new LineTransport(process.stdin, process.stdout, { replyToParseErrors: true });
     proxy
       .connect(transport)
       .then(() => proxy.start())

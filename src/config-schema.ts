@@ -18,8 +18,17 @@ const commonServerFields = {
   description: z.string().optional(),
   /** Set to false to never cache this upstream's reads. Default: true. */
   cache: z.boolean().default(true),
-  /** This upstream's cache TTL in milliseconds, overriding `cache.ttlMs`. Default: `cache.ttlMs`. */
-  cacheTtlMs: positiveInt().optional(),
+  /**
+   * How long a finished read of this upstream may be served again from the cache, in milliseconds,
+   * overriding `cache.ttlMs`; 0 never reuses one (concurrent identical reads still share one call).
+   * Default: `cache.ttlMs`.
+   */
+  cacheTtlMs: z.number().int().min(0).optional(),
+  /**
+   * Largest message this upstream may send, in bytes. A larger answer fails that request at once
+   * ("too large", the limit in `data`) and is discarded without reading it into memory. Default: 32 MiB.
+   */
+  maxResponseBytes: positiveInt().default(32 * 1024 * 1024),
 };
 
 /** An upstream spawned as a child process speaking MCP over stdio. */
@@ -87,8 +96,13 @@ export const CacheSchema = z.strictObject({
   enabled: z.boolean().default(true),
   /** Bound on the total size of cached contents (text characters + base64 blob characters). Default: 64 MiB. */
   maxBytes: positiveInt().default(64 * 1024 * 1024),
-  /** Age after which an entry is read again from its upstream, in milliseconds. Default: 300000. */
-  ttlMs: positiveInt().default(300_000),
+  /**
+   * How long a finished read may be served again without asking its upstream, in milliseconds.
+   * 0 (the default) keeps the proxy transparent: concurrent identical reads share one upstream call,
+   * but every later read goes upstream, unless the upstream's own result carries a `ttlMs` hint.
+   * Default: 0.
+   */
+  ttlMs: z.number().int().min(0).default(0),
   /** Larger results are served but not stored. Default: 1 MiB. */
   maxEntryBytes: positiveInt().default(1024 * 1024),
   /**
@@ -105,6 +119,20 @@ export const SubscriptionsSchema = z.strictObject({
   pollIntervalMs: positiveInt().default(5000),
   /** Updates of one URI to one session within this window become one notification (plus the last one). Default: 50. */
   coalesceMs: z.number().int().min(0).default(50),
+});
+
+/** Bounds on the JSON-RPC messages the proxy accepts and queues. */
+export const WireSchema = z.strictObject({
+  /** Deepest nesting of objects and arrays accepted in a message from a client or an upstream. Default: 1000. */
+  maxDepth: z.number().int().min(8).max(10_000).default(1000),
+  /** Largest message (one line on stdio) a client may send, in bytes. Default: 16 MiB. */
+  maxMessageBytes: positiveInt().default(16 * 1024 * 1024),
+  /**
+   * Bound on one session's output that the client has not read yet, in bytes. Past it, pending
+   * `resources/updated` notifications are coalesced per URI; if answers alone exceed it, the session
+   * is closed with an error log. Default: 64 MiB.
+   */
+  maxQueuedBytes: positiveInt().default(64 * 1024 * 1024),
 });
 
 /** Reconnecting upstreams that went away. */
@@ -134,6 +162,8 @@ export const ConfigSchema = z
     cache: CacheSchema.default(CacheSchema.parse({})),
     /** Subscription relay. Default: see {@link SubscriptionsSchema}. */
     subscriptions: SubscriptionsSchema.default(SubscriptionsSchema.parse({})),
+    /** Message bounds. Default: see {@link WireSchema}. */
+    wire: WireSchema.default(WireSchema.parse({})),
     /** Upstream reconnects. Default: see {@link ReconnectSchema}. */
     reconnect: ReconnectSchema.default(ReconnectSchema.parse({})),
     /** list_changed relay. Default: see {@link ListChangedSchema}. */

@@ -20,7 +20,14 @@ export const ErrorCodes = {
   INVALID_PARAMS: 'INVALID_PARAMS',
   /** The unit was closed. */
   CLOSED: 'CLOSED',
+  /** The upstream's answer exceeded its `maxResponseBytes` (or nested deeper than `wire.maxDepth`). */
+  RESPONSE_TOO_LARGE: 'RESPONSE_TOO_LARGE',
 } as const;
+
+/** `error.data` key marking an upstream answer the proxy refused for its size (set by the proxy, never relayed as such). */
+export const MARK_TOO_LARGE = 'mcp-federate/tooLarge';
+/** `error.data` key marking an upstream answer the proxy refused for its nesting depth. */
+export const MARK_TOO_DEEP = 'mcp-federate/tooDeep';
 
 /** One of {@link ErrorCodes}. */
 export type ErrorCode = (typeof ErrorCodes)[keyof typeof ErrorCodes];
@@ -42,6 +49,7 @@ export class ProxyError extends Error {
 
 /** JSON-RPC error codes used at the facade boundary. */
 export const JsonRpc = {
+  INVALID_REQUEST: -32600,
   RESOURCE_NOT_FOUND: -32002,
   INVALID_PARAMS: -32602,
   INTERNAL_ERROR: -32603,
@@ -89,6 +97,8 @@ export function toJsonRpcError(err: unknown, ctx: ErrorContext = {}): JsonRpcErr
       return new JsonRpcError(JsonRpc.REQUEST_TIMEOUT, 'Upstream request timed out');
     case ErrorCodes.CANCELLED:
       return new JsonRpcError(JsonRpc.REQUEST_TIMEOUT, 'Request cancelled');
+    case ErrorCodes.RESPONSE_TOO_LARGE:
+      return new JsonRpcError(JsonRpc.INTERNAL_ERROR, (err as ProxyError).message, { limit: (err as ProxyError).details?.limit });
     default:
       return new JsonRpcError(JsonRpc.INTERNAL_ERROR, 'Internal error');
   }

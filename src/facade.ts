@@ -9,7 +9,7 @@ import {
   UnsubscribeRequestSchema,
   type ServerCapabilities,
 } from '@modelcontextprotocol/sdk/types.js';
-import { ErrorCodes, ProxyError, toJsonRpcError, type ErrorContext } from './errors.js';
+import { ErrorCodes, JsonRpc, JsonRpcError, ProxyError, toJsonRpcError, type ErrorContext } from './errors.js';
 import type { Logger } from './logger.js';
 import type { CompleteParams, FederatedResources } from './resources.js';
 import type { Session } from './sessions.js';
@@ -72,7 +72,51 @@ export function createFacadeServer(options: FacadeOptions): Server {
       resources.complete(req.params as CompleteParams, extra.signal),
     ),
   );
+  answerInvalidParams(server);
   return server;
+}
+
+type RequestHandler = (request: unknown, extra: unknown) => Promise<unknown>;
+
+/**
+ * SDK 1.x validates each request's params with the method's zod schema inside the handler, and a
+ * failure reaches the client as `-32603` with the whole zod issue dump as its message. This wraps
+ * every registered handler (the Server's own `initialize` and `ping` included) so that a schema
+ * failure is `-32602 Invalid params` with one line naming the field. Call after the last
+ * `setRequestHandler`; throws when the SDK's handler map is not where it was (a test pins it).
+ */
+export function answerInvalidParams(server: Server): void {
+  const handlers = (server as unknown as { _requestHandlers?: unknown })._requestHandlers;
+  if (!(handlers instanceof Map)) throw new Error('the SDK Server has no _requestHandlers map');
+  for (const [method, handler] of handlers as Map<string, RequestHandler>) {
+    handlers.set(method, async (request: unknown, extra: unknown) => {
+      try {
+        return await handler(request, extra);
+      } catch (err) {
+        throw isZodError(err) ? new JsonRpcError(JsonRpc.INVALID_PARAMS, invalidParamsMessage(err.issues)) : err;
+      }
+    });
+  }
+}
+
+interface Issue {
+  path: PropertyKey[];
+  message: string;
+}
+
+function isZodError(err: unknown): err is { issues: Issue[] } {
+  return err instanceof Error && err.name === 'ZodError' && Array.isArray((err as { issues?: unknown }).issues);
+}
+
+/** `Invalid params: uri: expected string, received number`: the first issue, one line, bounded. */
+export function invalidParamsMessage(issues: readonly Issue[]): string {
+  const issue = issues[0];
+  if (!issue) return 'Invalid params';
+  const path = issue.path[0] === 'params' && issue.path.length > 1 ? issue.path.slice(1) : issue.path;
+  const field = path.map((p) => (typeof p === 'number' ? `[${p}]` : String(p))).join('.').replace(/\.\[/g, '[');
+  const what = issue.message.replace(/^Invalid input: /, '');
+  const line = `Invalid params: ${field ? `${field}: ` : ''}${what}`.replace(/[\u0000-\u001f\u2028\u2029]+/g, ' ');
+  return line.length > 160 ? `${line.slice(0, 157)}...` : line;
 }
 
 /** Expected outcomes (not found, bad cursor, cancel) log at debug; upstream failures at warn. */

@@ -1,107 +1,279 @@
-// Newline-delimited JSON-RPC over a readable/writable pair: one write per event-loop turn, one parse per message.
+// Newline-delimited JSON-RPC over a readable/writable pair: bounded input, bounded output, one write per event-loop turn.
 import type { Readable, Writable } from 'node:stream';
 import type { Transport } from '@modelcontextprotocol/sdk/shared/transport.js';
 import type { JSONRPCMessage } from '@modelcontextprotocol/sdk/types.js';
+import { readableId, type ReadableId } from './envelope.js';
+import { DEFAULT_MAX_DEPTH, exceedsDepth } from './json-depth.js';
+
+/** Why a line was not passed on as a message. */
+export type RefusalReason = 'parse-error' | 'too-large' | 'too-deep';
+
+/** A line the transport refused, with the id it carried when one could be read. */
+export interface Refusal {
+  reason: RefusalReason;
+  /** The message's id (top level; for an oversized line, read from its start or its end), else null. */
+  id: ReadableId;
+  /** The bound that was exceeded (bytes or levels). */
+  limit?: number;
+}
+
+/** What was lost when the output had to be abandoned. */
+export interface OutputLoss {
+  /** `overflow`: the peer fell `maxQueuedBytes` behind; `write-error`: the stream failed. */
+  reason: 'overflow' | 'write-error';
+  /** The stream's error, for `write-error`. */
+  error?: string;
+  /** Messages queued or being written that will not reach the peer. */
+  messages: number;
+  /** Bytes of output not yet taken by the peer (ours plus the stream's buffer). */
+  queuedBytes: number;
+}
 
 /** Options of {@link LineTransport}. */
 export interface LineTransportOptions {
-  /** Largest message accepted, in bytes; a longer line closes the transport. Default: 64 MiB. */
+  /** Longest line accepted, in bytes; a longer one is discarded up to its newline and refused. Default: 16 MiB. */
   maxMessageBytes?: number;
-  /** Answer a line that is not JSON with a JSON-RPC -32700 "Parse error" (server side). Default: false. */
-  replyToParseErrors?: boolean;
+  /** Deepest nesting accepted; a deeper message is refused. Default: 1000. */
+  maxDepth?: number;
+  /** Bound on output the peer has not taken yet, in bytes; past it the transport closes. Default: 64 MiB. */
+  maxQueuedBytes?: number;
+  /**
+   * Messages with the same key replace each other while unsent: the newest is kept, at the end of
+   * the queue (e.g. one `resources/updated` per URI). Default: none coalesce.
+   */
+  coalesceKey?: (message: JSONRPCMessage) => string | undefined;
 }
 
 const NEWLINE = 0x0a;
+const HEAD_BYTES = 512;
+const TAIL_BYTES = 256;
+const RESOLVED = Promise.resolve();
+const TOMBSTONE = '';
+
+/** An oversized line being skipped: its first and last bytes are kept to find its id. */
+interface Discard {
+  head: Buffer;
+  tail: Buffer;
+}
 
 /**
- * The SDK's stdio transports validate every message with zod, which `Protocol` repeats when it
- * dispatches, and issue one write (a syscall on a pipe) per message. This transport parses each
- * line once (Protocol still classifies and validates it) and coalesces all messages sent in one
- * event-loop turn into a single write: under concurrent load that is most of the proxy's cost.
+ * Reads and writes one JSON-RPC message per line. Input is bounded before anything else looks at
+ * it: a line over `maxMessageBytes` is skipped to its newline without being buffered (framing is
+ * kept) and refused with whatever id its first or last bytes hold; a line that is not JSON, or nests
+ * deeper than `maxDepth`, is refused too. Refusals go to {@link onrefused}; the owner decides how to
+ * answer (a server replies with an error, a client fails the pending request).
+ *
+ * Output is coalesced into one write per event-loop turn and bounded: while the stream needs a
+ * `drain`, messages wait in this transport's queue (one drain listener, not one per message), where
+ * keyed messages replace older ones with the same key. If the peer still falls `maxQueuedBytes`
+ * behind, the transport gives up on it: {@link onloss}, then close (a failed write likewise). Nothing a peer sends can
+ * throw out of the stream callbacks: an unexpected failure closes this transport only.
  */
 export class LineTransport implements Transport {
   onclose?: () => void;
   onerror?: (error: Error) => void;
   onmessage?: (message: JSONRPCMessage) => void;
+  /** A line that was not passed on (not JSON, too large, too deep). Default: reported to `onerror`. */
+  onrefused?: (refusal: Refusal) => void;
+  /** Output was abandoned (the peer fell `maxQueuedBytes` behind, or a write failed); the transport closes right after. */
+  onloss?: (loss: OutputLoss) => void;
 
-  private pending: string[] = [];
-  private flushScheduled = false;
+  private readonly maxMessageBytes: number;
+  private readonly maxDepth: number;
+  private readonly maxQueuedBytes: number;
   private partial: Buffer[] = [];
   private partialBytes = 0;
+  private discard: Discard | undefined;
+  private queue: string[] = [];
+  private queuedBytes = 0;
+  private live = 0;
+  private readonly keyed = new Map<string, number>();
+  private inFlight = 0;
+  private flushScheduled = false;
+  private waitingForDrain = false;
   private closed = false;
-  private readonly maxMessageBytes: number;
 
   constructor(
     private readonly input: Readable,
     private readonly output: Writable,
     private readonly options: LineTransportOptions = {},
   ) {
-    this.maxMessageBytes = options.maxMessageBytes ?? 64 * 1024 * 1024;
+    this.maxMessageBytes = options.maxMessageBytes ?? 16 * 1024 * 1024;
+    this.maxDepth = options.maxDepth ?? DEFAULT_MAX_DEPTH;
+    this.maxQueuedBytes = options.maxQueuedBytes ?? 64 * 1024 * 1024;
   }
 
   async start(): Promise<void> {
     this.input.on('data', this.onData);
-    this.input.on('error', this.onStreamError);
-    this.output.on('error', this.onStreamError);
+    this.input.on('error', this.onInputError);
+    this.output.on('error', this.onOutputError);
+  }
+
+  /** Bytes of output the peer has not taken yet (this queue plus the stream's own buffer). */
+  get pendingBytes(): number {
+    return this.queuedBytes + this.output.writableLength;
   }
 
   send(message: JSONRPCMessage): Promise<void> {
     if (this.closed) return Promise.reject(new Error('Not connected'));
-    this.pending.push(JSON.stringify(message));
-    if (!this.flushScheduled) {
+    const text = this.serialise(message);
+    if (text === undefined) return RESOLVED;
+    const key = this.options.coalesceKey?.(message);
+    if (key !== undefined) {
+      const older = this.keyed.get(key);
+      if (older !== undefined) this.drop(older);
+      this.keyed.set(key, this.queue.length);
+    }
+    this.queue.push(text);
+    this.queuedBytes += text.length + 1;
+    this.live++;
+    if (this.pendingBytes > this.maxQueuedBytes) {
+      this.abandon({ reason: 'overflow', messages: this.live + this.inFlight, queuedBytes: this.pendingBytes });
+      return RESOLVED;
+    }
+    if (!this.flushScheduled && !this.waitingForDrain) {
       this.flushScheduled = true;
       setImmediate(this.flush);
     }
-    if (!this.output.writableNeedDrain) return Promise.resolve();
-    return new Promise((resolve) => this.output.once('drain', resolve));
+    return RESOLVED;
   }
 
-  /** Writes what is pending and detaches from the streams. Idempotent; does not end the streams. */
+  /** Writes what is pending (unless the peer overflowed) and detaches from the streams. Idempotent; does not end the streams. */
   async close(): Promise<void> {
     if (this.closed) return;
     this.flush();
     this.closed = true;
     this.input.off('data', this.onData);
-    this.input.off('error', this.onStreamError);
-    this.output.off('error', this.onStreamError);
+    this.input.off('error', this.onInputError);
+    this.output.off('error', this.onOutputError);
+    this.output.off('drain', this.onDrain);
     this.partial = [];
+    this.discard = undefined;
     this.onclose?.();
+  }
+
+  /** JSON text of `message`; a response that cannot be serialised (too deep, a cycle) becomes an error for its id. */
+  private serialise(message: JSONRPCMessage): string | undefined {
+    try {
+      return JSON.stringify(message);
+    } catch (err) {
+      this.onerror?.(new Error(`cannot serialise an outgoing message: ${(err as Error).message}`));
+      const m = message as { id?: unknown; method?: unknown };
+      if (m.method !== undefined || m.id === undefined) return undefined;
+      return JSON.stringify({ jsonrpc: '2.0', id: readableId(m.id), error: { code: -32603, message: 'Internal error' } });
+    }
+  }
+
+  private drop(index: number): void {
+    const text = this.queue[index];
+    if (text === undefined || text === TOMBSTONE) return;
+    this.queue[index] = TOMBSTONE;
+    this.queuedBytes -= text.length + 1;
+    this.live--;
   }
 
   private readonly flush = (): void => {
     this.flushScheduled = false;
-    if (this.pending.length === 0 || this.closed) return;
-    const data = this.pending.length === 1 ? `${this.pending[0]}\n` : `${this.pending.join('\n')}\n`;
-    this.pending = [];
-    this.output.write(data);
+    if (this.closed || this.live === 0) return;
+    if (this.output.writableNeedDrain) {
+      if (!this.waitingForDrain) {
+        this.waitingForDrain = true;
+        this.output.once('drain', this.onDrain);
+      }
+      return;
+    }
+    const texts = this.live === this.queue.length ? this.queue : this.queue.filter((t) => t !== TOMBSTONE);
+    const count = this.live;
+    this.queue = [];
+    this.keyed.clear();
+    this.queuedBytes = 0;
+    this.live = 0;
+    this.inFlight += count;
+    const data = texts.length === 1 ? `${texts[0]}\n` : `${texts.join('\n')}\n`;
+    this.output.write(data, (err) => {
+      if (!err) this.inFlight -= count; // on error they are lost: counted by onOutputError
+    });
   };
 
+  private readonly onDrain = (): void => {
+    this.waitingForDrain = false;
+    this.flush();
+  };
+
+  /** Gives up on the peer's output (it is not reading, or the stream failed): report the loss, then close. */
+  private abandon(loss: OutputLoss): void {
+    this.queue = [];
+    this.keyed.clear();
+    this.queuedBytes = 0;
+    this.live = 0;
+    try {
+      this.onloss?.(loss);
+    } finally {
+      void this.close();
+    }
+  }
+
   private readonly onData = (chunk: Buffer): void => {
+    try {
+      this.consume(chunk);
+    } catch (err) {
+      // Only a bug of ours can land here (peers' input is bounded and refused above); the cost
+      // of it is this one connection, never the process.
+      this.onerror?.(new Error(`closing the connection after an unexpected failure: ${(err as Error).message}`));
+      void this.close();
+    }
+  };
+
+  private consume(chunk: Buffer): void {
     let start = 0;
     let nl = chunk.indexOf(NEWLINE);
     while (nl !== -1 && !this.closed) {
-      let line: string;
-      if (this.partial.length > 0) {
-        this.partial.push(chunk.subarray(start, nl));
-        line = Buffer.concat(this.partial).toString('utf8');
-        this.partial = [];
-        this.partialBytes = 0;
-      } else {
-        line = chunk.toString('utf8', start, nl);
-      }
-      this.handleLine(line);
+      this.lineEnds(chunk.subarray(start, nl));
       start = nl + 1;
       nl = chunk.indexOf(NEWLINE, start);
     }
-    if (start < chunk.length && !this.closed) {
-      this.partial.push(chunk.subarray(start));
-      this.partialBytes += chunk.length - start;
-      if (this.partialBytes > this.maxMessageBytes) {
-        this.onerror?.(new Error(`message exceeds ${this.maxMessageBytes} bytes`));
-        void this.close();
-      }
+    if (start >= chunk.length || this.closed) return;
+    const rest = chunk.subarray(start);
+    if (this.discard) {
+      this.discard.tail = tailOf([this.discard.tail, rest]);
+      return;
     }
-  };
+    this.partial.push(rest);
+    this.partialBytes += rest.length;
+    if (this.partialBytes > this.maxMessageBytes) this.startDiscard(this.partial);
+  }
+
+  /** `piece` completes the current line. */
+  private lineEnds(piece: Buffer): void {
+    if (this.discard) return this.endDiscard(piece);
+    if (this.partialBytes + piece.length > this.maxMessageBytes) {
+      this.startDiscard([...this.partial, piece]);
+      return this.endDiscard(Buffer.alloc(0));
+    }
+    let line: string;
+    if (this.partial.length > 0) {
+      this.partial.push(piece);
+      line = Buffer.concat(this.partial).toString('utf8');
+      this.partial = [];
+      this.partialBytes = 0;
+    } else {
+      line = piece.toString('utf8');
+    }
+    this.handleLine(line);
+  }
+
+  private startDiscard(buffers: Buffer[]): void {
+    this.discard = { head: headOf(buffers), tail: tailOf(buffers) };
+    this.partial = [];
+    this.partialBytes = 0;
+  }
+
+  private endDiscard(piece: Buffer): void {
+    const { head, tail } = this.discard!;
+    this.discard = undefined;
+    const id = idAtStart(head.toString('utf8')) ?? idAtEnd(tailOf([tail, piece]).toString('utf8'));
+    this.refuse({ reason: 'too-large', id, limit: this.maxMessageBytes });
+  }
 
   private handleLine(raw: string): void {
     const line = raw.endsWith('\r') ? raw.slice(0, -1) : raw;
@@ -110,19 +282,78 @@ export class LineTransport implements Transport {
     try {
       message = JSON.parse(line);
     } catch {
-      message = undefined;
+      return this.refuse({ reason: 'parse-error', id: null });
     }
-    if (typeof message !== 'object' || message === null || Array.isArray(message)) {
-      this.onerror?.(new Error('received a line that is not a JSON-RPC message'));
-      if (this.options.replyToParseErrors) {
-        void this.send({ jsonrpc: '2.0', id: null, error: { code: -32700, message: 'Parse error' } } as unknown as JSONRPCMessage);
-      }
-      return;
+    if (exceedsDepth(line, this.maxDepth)) {
+      const id = typeof message === 'object' && message !== null ? readableId((message as { id?: unknown }).id) : null;
+      return this.refuse({ reason: 'too-deep', id, limit: this.maxDepth });
     }
     this.onmessage?.(message as JSONRPCMessage);
   }
 
-  private readonly onStreamError = (error: Error): void => {
+  private refuse(refusal: Refusal): void {
+    if (this.onrefused) this.onrefused(refusal);
+    else this.onerror?.(new Error(`refused a message (${refusal.reason})`));
+  }
+
+  private readonly onInputError = (error: Error): void => {
     this.onerror?.(error);
   };
+
+  /** A failed write loses everything not yet written: say how much, and stop using the stream. */
+  private readonly onOutputError = (error: Error): void => {
+    if (this.closed) return;
+    this.abandon({ reason: 'write-error', error: error.message, messages: this.live + this.inFlight, queuedBytes: this.pendingBytes });
+  };
+}
+
+/** The first {@link HEAD_BYTES} of a line held in pieces. */
+function headOf(buffers: Buffer[]): Buffer {
+  const out: Buffer[] = [];
+  let n = 0;
+  for (const b of buffers) {
+    if (n >= HEAD_BYTES) break;
+    const take = b.subarray(0, HEAD_BYTES - n);
+    out.push(take);
+    n += take.length;
+  }
+  return Buffer.concat(out);
+}
+
+/** The last {@link TAIL_BYTES} of a line held in pieces (copied, so big chunks are not retained). */
+function tailOf(buffers: Buffer[]): Buffer {
+  const out: Buffer[] = [];
+  let n = 0;
+  for (let i = buffers.length - 1; i >= 0 && n < TAIL_BYTES; i--) {
+    const b = buffers[i]!;
+    const take = b.subarray(Math.max(0, b.length - (TAIL_BYTES - n)));
+    out.unshift(take);
+    n += take.length;
+  }
+  return Buffer.from(Buffer.concat(out));
+}
+
+const ID_VALUE = String.raw`(-?\d+(?:\.\d+)?(?:[eE][+-]?\d+)?|"(?:[^"\\]|\\.){0,256}")`;
+/** `{"id":7,...` or `{"jsonrpc":"2.0","id":7,...`: where clients put the id. */
+const ID_AT_START = new RegExp(String.raw`^\s*\{\s*(?:"jsonrpc"\s*:\s*"2\.0"\s*,\s*)?"id"\s*:\s*` + ID_VALUE);
+/** `...,"id":7}` or `..."id":7,"jsonrpc":"2.0"}`: where the SDK's serialised responses put it. */
+const ID_AT_END = new RegExp(String.raw`"id"\s*:\s*` + ID_VALUE + String.raw`\s*(?:,\s*"jsonrpc"\s*:\s*"2\.0"\s*)?\}\s*$`);
+
+function parseId(match: RegExpExecArray | null): ReadableId | undefined {
+  if (!match?.[1]) return undefined;
+  try {
+    return readableId(JSON.parse(match[1]));
+  } catch {
+    return undefined;
+  }
+}
+
+/** The id of an oversized line, read from its first bytes. */
+export function idAtStart(head: string): ReadableId | undefined {
+  return parseId(ID_AT_START.exec(head));
+}
+
+/** The id of an oversized line, read from its last bytes (a top-level key closes the object). */
+export function idAtEnd(tail: string): ReadableId {
+  return parseId(ID_AT_END.exec(tail.endsWith('\r') ? tail.slice(0, -1) : tail)) ?? null;
 }

@@ -54,6 +54,19 @@ export const CompleteResult = z.custom<Record<string, unknown> & { completion: {
 /** An empty result (subscribe / unsubscribe): any object. */
 export const EmptyResult = z.custom<Record<string, unknown>>(isObject, 'invalid result');
 
+/**
+ * Which queued notifications to a client replace each other while unsent (the newest is kept):
+ * one `resources/updated` per URI, one `list_changed`. A slow client thus gets the latest state of
+ * each, never a backlog of duplicates.
+ */
+export function notificationCoalesceKey(sent: object): string | undefined {
+  const message = sent as { method?: unknown; params?: unknown };
+  if (message.method === Methods.listChanged) return Methods.listChanged;
+  if (message.method !== Methods.updated) return undefined;
+  const uri = (message.params as { uri?: unknown } | undefined)?.uri;
+  return typeof uri === 'string' ? `u:${uri}` : undefined;
+}
+
 /** `_meta` key listing upstreams whose part of a list is missing or cut short, and why. */
 export const META_INCOMPLETE = 'mcp-federate/incomplete';
 

@@ -6,7 +6,8 @@ import { ReadCache, type Clock } from './cache.js';
 import type { FederateConfig } from './config-schema.js';
 import { createCursorCodec } from './cursor.js';
 import { createFacadeServer } from './facade.js';
-import { installFastDispatch } from './fast-dispatch.js';
+import { installDispatch } from './dispatch.js';
+import type { OutputLoss } from './line-transport.js';
 import { Lister } from './listing.js';
 import type { Logger } from './logger.js';
 import { Methods } from './protocol.js';
@@ -71,6 +72,7 @@ export function createProxy(options: ProxyOptions): Proxy {
     config,
     {
       transportFactory: options.transportFactory ?? defaultTransportFactory,
+      limits: { maxDepth: config.wire.maxDepth },
       logger,
       clientInfo: SERVER_INFO,
       ...(options.reconnect === false ? {} : { reconnect: config.reconnect }),
@@ -87,11 +89,11 @@ export function createProxy(options: ProxyOptions): Proxy {
   };
   const relay = new SubscriptionRelay({ pool, logger, ...config.subscriptions, onPolledChange: changed });
   const lister = new Lister(pool, createCursorCodec(options.cursorKey ?? randomBytes(32)), config.list, logger);
-  const coherence = createCoherence(config.cache.coherentUris, relay);
+  const coherence = createCoherence(config.cache.coherentUris, relay, () => cache?.purgeExpired());
   const cache = config.cache.enabled
-    ? new ReadCache({ ...config.cache, ...(options.clock ? { clock: options.clock } : {}), onEvict: coherence.release })
+    ? new ReadCache({ ...config.cache, ...(options.clock ? { clock: options.clock } : {}), onRemove: coherence.release })
     : undefined;
-  const resources = new FederatedResources({ pool, lister, relay, cache, beforeColdRead: coherence.hold });
+  const resources = new FederatedResources({ pool, lister, relay, cache, coherence });
   sessions.onListChanged(() => lister.dropReadAhead()); // read-ahead from before a change is not reused
 
   let started = false;
@@ -150,8 +152,17 @@ export function createProxy(options: ProxyOptions): Proxy {
         sessions.delete(session);
         relay.releaseSession(session);
       };
+      // Malformed input is the client's problem, logged quietly; lost output is ours to report loudly.
+      server.onerror = (err) => logger.debug({ session: session.id, err: err.message }, 'session transport');
+      const lossy = transport as Transport & { onloss?: (loss: OutputLoss) => void };
+      const prior = lossy.onloss;
+      lossy.onloss = (loss) => {
+        const why = loss.reason === 'overflow' ? 'client is not reading its output' : `write failed: ${loss.error}`;
+        logger.error({ session: session.id, ...loss }, `closing session: ${why}; ${loss.messages} message(s) lost`);
+        prior?.(loss);
+      };
       await server.connect(transport);
-      installFastDispatch(server, transport);
+      installDispatch(server, transport, 'server');
       return server;
     },
     close() {
@@ -172,26 +183,42 @@ export function createProxy(options: ProxyOptions): Proxy {
 }
 
 /**
- * Cache coherence: before a URI of an upstream that supports `resources/subscribe` is first read
- * into the cache, the proxy subscribes to it upstream (up to `max` URIs) and keeps that until the
- * entry is evicted or expires. Subscribing first means no change can fall between the read and the
- * subscription, so such entries are invalidated the moment they change: they are exact. An
- * invalidation keeps the hold: the URI is likely to be read again.
+ * Cache coherence: before a read whose result the operator's TTL would store, from an upstream that
+ * supports `resources/subscribe`, the proxy subscribes to that URI upstream (up to `max` URIs), so
+ * no change can fall between the read and the subscription: such entries are dropped the moment the
+ * upstream reports a change. A hold lives exactly as long as its entry: it is released when the read
+ * fails, is not stored (too large, invalidated meanwhile, hinted private) or its entry leaves the
+ * cache for any reason. `max` counts live holds; at the bound, expired entries are purged first.
  */
-function createCoherence(max: number, relay: SubscriptionRelay) {
+function createCoherence(max: number, relay: SubscriptionRelay, purgeExpired: () => void) {
   const holder: Session = { id: 'cache', sendUpdated: () => undefined, sendListChanged: () => undefined };
   let held = 0;
   return {
-    async hold(upstream: Upstream, uri: string): Promise<void> {
-      if (!upstream.capabilities?.resources?.subscribe || relay.holds(holder, upstream.id, uri)) return;
-      if (held >= max) return;
+    /** Subscribes for `uri`; true when this call took a hold that must be released. */
+    async hold(upstream: Upstream, uri: string): Promise<boolean> {
+      if (max === 0 || !upstream.capabilities?.resources?.subscribe || relay.holds(holder, upstream.id, uri)) return false;
+      if (held >= max) purgeExpired();
+      if (held >= max) return false; // beyond the bound, entries are TTL-bound only
       held++;
-      await relay.subscribe(holder, upstream.id, uri).catch(() => held--); // a refused subscribe leaves the entry TTL-bound
+      try {
+        await relay.subscribe(holder, upstream.id, uri);
+        return true;
+      } catch {
+        held--; // a refused subscribe leaves the entry TTL-bound
+        return false;
+      }
     },
     release(server: string, uri: string): void {
       if (!relay.holds(holder, server, uri)) return;
       held--;
       void relay.unsubscribe(holder, server, uri).catch(() => undefined);
     },
+    /** Live holds (for tests and diagnostics). */
+    get size(): number {
+      return held;
+    },
   };
 }
+
+/** The coherence holds the read path takes and gives back. */
+export type Coherence = ReturnType<typeof createCoherence>;

@@ -27,8 +27,11 @@ export interface ResourcesDeps {
   relay: SubscriptionRelay;
   /** Absent when caching is off. */
   cache?: ReadCache | undefined;
-  /** Awaited before a URI that is not cached is read into the cache (coherence subscriptions). */
-  beforeColdRead?: (upstream: Upstream, uri: string) => Promise<void>;
+  /** Coherence subscriptions for reads the cache will store (see `createCoherence`). */
+  coherence?: {
+    hold(upstream: Upstream, uri: string): Promise<boolean>;
+    release(server: string, uri: string): void;
+  };
 }
 
 /** Upstream JSON-RPC codes that mean "no such resource". */
@@ -63,9 +66,10 @@ export class FederatedResources {
       if (cache && upstream.config.cache) {
         const { server, uri: upstreamUri } = target;
         const load = () => upstream.request(Methods.read, { uri: upstreamUri }, ReadResult);
-        const before = this.deps.beforeColdRead;
-        const beforeLoad = before && (() => before(upstream, upstreamUri));
-        result = (await cache.read({ server, uri: upstreamUri, ttlMs: upstream.config.cacheTtlMs, load, beforeLoad }, signal)).result;
+        const c = this.deps.coherence;
+        const hold = c && (() => c.hold(upstream, upstreamUri));
+        const release = c && (() => c.release(server, upstreamUri));
+        result = (await cache.read({ server, uri: upstreamUri, ttlMs: upstream.config.cacheTtlMs, load, hold, release }, signal)).result;
       } else {
         result = await upstream.request(Methods.read, { uri: target.uri }, ReadResult, signal);
       }

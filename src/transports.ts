@@ -22,14 +22,20 @@ export interface TransportCandidate {
  * Turns an upstream's config into the transports to try, in order. Injected into the pool so tests
  * can hand in `InMemoryTransport`s instead of processes or sockets.
  */
-export type TransportFactory = (id: string, config: ServerConfig, logger: Logger) => TransportCandidate[];
+export type TransportFactory = (id: string, config: ServerConfig, logger: Logger, limits: TransportLimits) => TransportCandidate[];
+
+/** Bounds that are not per server (see `wire` in the config). */
+export interface TransportLimits {
+  /** Deepest nesting accepted in a message from the upstream. */
+  maxDepth: number;
+}
 
 /**
  * The production factory. stdio children get the SDK's safe default environment plus `env`, and
  * their stderr is forwarded line by line to the log (never to our stdout). Remote upstreams get the
  * configured headers only: a downstream client's credentials are never passed through.
  */
-export const defaultTransportFactory: TransportFactory = (id, config, logger) => {
+export const defaultTransportFactory: TransportFactory = (id, config, logger, limits) => {
   if (!isRemote(config)) {
     return [
       {
@@ -41,6 +47,8 @@ export const defaultTransportFactory: TransportFactory = (id, config, logger) =>
             args: config.args,
             env: config.env,
             cwd: config.cwd,
+            maxMessageBytes: config.maxResponseBytes,
+            maxDepth: limits.maxDepth,
             onStderrLine: (line) => logger.info({ server: id, stderr: line }, 'upstream stderr'),
           }),
       },
@@ -92,14 +100,14 @@ export function prespawn(config: FederateConfig, logger: Logger, factory: Transp
   const early = new Map<string, Transport>();
   for (const [id, server] of Object.entries(config.servers)) {
     if (!server.enabled || isRemote(server)) continue;
-    const first = factory(id, server, logger)[0];
+    const first = factory(id, server, logger, config.wire)[0];
     if (!first) continue;
     const transport = first.create() as Transport;
     transport.start().catch(() => undefined); // a failed spawn surfaces again when the Client connects
     early.set(id, transport);
   }
-  const handOver: TransportFactory = (id, server, log) =>
-    factory(id, server, log).map((candidate, i) => {
+  const handOver: TransportFactory = (id, server, log, limits) =>
+    factory(id, server, log, limits).map((candidate, i) => {
       const transport = i === 0 ? early.get(id) : undefined;
       if (!transport) return candidate;
       return {

@@ -1,13 +1,13 @@
 // One upstream MCP server: its Client session, request queue, timeouts, cancellation, status and events.
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import type { ServerCapabilities } from '@modelcontextprotocol/sdk/types.js';
-import PQueue from 'p-queue';
 import type { z } from 'zod';
 import type { ServerConfig } from './config-schema.js';
-import { installFastDispatch } from './fast-dispatch.js';
-import { ErrorCodes, ProxyError, rpcCodeOf } from './errors.js';
+import { installDispatch } from './dispatch.js';
+import { ErrorCodes, MARK_TOO_DEEP, MARK_TOO_LARGE, ProxyError, rpcCodeOf } from './errors.js';
+import { FairQueue } from './fair-queue.js';
 import type { Logger } from './logger.js';
-import type { TransportFactory } from './transports.js';
+import type { TransportFactory, TransportLimits } from './transports.js';
 
 /** Lifecycle of an upstream session. */
 export type UpstreamStatus = 'idle' | 'connecting' | 'ready' | 'unavailable' | 'closed';
@@ -21,6 +21,8 @@ export interface UpstreamNotification {
 /** Dependencies of an {@link Upstream}. */
 export interface UpstreamOptions {
   transportFactory: TransportFactory;
+  /** Bounds shared by every upstream (nesting depth). */
+  limits: TransportLimits;
   logger: Logger;
   /** Name and version the proxy announces to upstreams. */
   clientInfo: { name: string; version: string };
@@ -35,8 +37,9 @@ export type ResultSchema<T> = z.ZodType<T>;
 
 /**
  * One shared client session to an upstream, used by every downstream session. Requests go through
- * a p-queue bounded by `concurrency`, each with the upstream's `timeoutMs`; aborting the caller's
- * signal removes a queued request or cancels it upstream (`notifications/cancelled`).
+ * a {@link FairQueue} bounded by `concurrency` with a fair share per URI; `timeoutMs` bounds each
+ * request from the moment it is made, queue wait included; aborting the caller's signal removes a
+ * queued request or cancels it upstream (`notifications/cancelled`).
  */
 export class Upstream {
   /** Current status; only "ready" upstreams take requests. */
@@ -56,7 +59,7 @@ export class Upstream {
   private attempts = 0;
   private readyAt = 0;
   private retryTimer: NodeJS.Timeout | undefined;
-  private readonly queue: PQueue;
+  private readonly queue: FairQueue;
   private readonly notificationListeners = new Set<(n: UpstreamNotification) => void>();
   private readonly statusListeners = new Set<(s: UpstreamStatus) => void>();
   private readonly log: Logger;
@@ -66,7 +69,7 @@ export class Upstream {
     readonly config: ServerConfig,
     private readonly options: UpstreamOptions,
   ) {
-    this.queue = new PQueue({ concurrency: config.concurrency });
+    this.queue = new FairQueue(config.concurrency);
     this.firstAttempt = new Promise((resolve) => (this.firstAttemptDone = resolve));
     this.log = options.logger.child({ server: id });
   }
@@ -94,13 +97,13 @@ export class Upstream {
   private async attempt(): Promise<void> {
     this.setStatus('connecting');
     let lastError: unknown;
-    for (const candidate of this.options.transportFactory(this.id, this.config, this.options.logger)) {
+    for (const candidate of this.options.transportFactory(this.id, this.config, this.options.logger, this.options.limits)) {
       const client = new Client(this.options.clientInfo, { capabilities: {} });
       this.connectingClient = client;
       try {
         const transport = await candidate.create();
         await client.connect(transport, { timeout: this.config.timeoutMs });
-        installFastDispatch(client, transport);
+        installDispatch(client, transport, 'client');
         this.freshMessages = candidate.freshMessages === true;
       } catch (err) {
         lastError = err;
@@ -152,7 +155,8 @@ export class Upstream {
 
   /**
    * Sends one request. Throws ProxyError: UPSTREAM_UNAVAILABLE (not connected / connection lost),
-   * UPSTREAM_TIMEOUT, CANCELLED (the caller's signal), or UPSTREAM_ERROR with `details.rpcCode`.
+   * UPSTREAM_TIMEOUT (no answer within `timeoutMs` of this call, queue wait included), CANCELLED
+   * (the caller's signal), RESPONSE_TOO_LARGE, or UPSTREAM_ERROR with `details.rpcCode`.
    */
   async request<T>(
     method: string,
@@ -164,14 +168,31 @@ export class Upstream {
     if (this.status !== 'ready' || client === undefined) {
       throw new ProxyError(ErrorCodes.UPSTREAM_UNAVAILABLE, `upstream ${this.id} is not connected`);
     }
-    const timeout = this.config.timeoutMs;
-    const options = signal ? { signal, timeout } : { timeout };
-    // The signal goes to p-queue only when the request will wait in the queue (to leave it at once
-    // on abort); a request that starts now is cancelled by the SDK, which sends notifications/cancelled.
-    const queued = signal !== undefined && this.queue.pending + this.queue.size >= this.config.concurrency;
+    const timeoutMs = this.config.timeoutMs;
+    const key = typeof params?.uri === 'string' ? params.uri : method;
+    // A request that starts at once is timed by the SDK alone. One that must wait gets a deadline
+    // for its wait too, and the SDK is given what is left of it when the request starts.
+    let expiry: AbortController | undefined;
+    let timer: NodeJS.Timeout | undefined;
+    let waitSignal = signal;
+    const deadline = performance.now() + timeoutMs;
+    if (this.queue.wouldWait(key)) {
+      const e = (expiry = new AbortController());
+      timer = setTimeout(() => e.abort(), timeoutMs);
+      timer.unref?.();
+      waitSignal = signal ? AbortSignal.any([signal, e.signal]) : e.signal;
+    }
+    const send = () => {
+      clearTimeout(timer);
+      const timeout = expiry ? Math.max(1, Math.round(deadline - performance.now())) : timeoutMs;
+      return client.request({ method, params } as never, schema, signal ? { signal, timeout } : { timeout });
+    };
     try {
-      return await this.queue.add(() => client.request({ method, params } as never, schema, options), queued ? { signal } : {});
+      return await this.queue.run(key, send, waitSignal);
     } catch (err) {
+      if (expiry?.signal.aborted && !signal?.aborted) {
+        throw new ProxyError(ErrorCodes.UPSTREAM_TIMEOUT, `upstream ${this.id} timed out (queued)`, { details: { server: this.id } });
+      }
       if (!signal?.aborted && isConnectionLost(err) && this.client === client) {
         // A restarted HTTP server answers 404 for our old session; a stopped one fails the fetch.
         // Neither closes the transport, so close it: onclose marks us unavailable and reconnects.
@@ -179,6 +200,8 @@ export class Upstream {
         void client.close().catch(() => undefined);
       }
       throw this.translate(err, signal);
+    } finally {
+      clearTimeout(timer);
     }
   }
 
@@ -249,6 +272,12 @@ export class Upstream {
     if (err instanceof ProxyError) return err;
     if (signal?.aborted) return new ProxyError(ErrorCodes.CANCELLED, 'request cancelled', { cause: err });
     const rpcCode = rpcCodeOf(err);
+    const data = (err as { data?: Record<string, unknown> } | null)?.data;
+    if (rpcCode === -32603 && (data?.[MARK_TOO_LARGE] === true || data?.[MARK_TOO_DEEP] === true)) {
+      const what = data[MARK_TOO_LARGE] === true ? 'Resource too large' : 'Resource nests too deeply';
+      this.log.warn({ limit: data.limit }, `upstream answer refused: ${what.toLowerCase()}`);
+      return new ProxyError(ErrorCodes.RESPONSE_TOO_LARGE, what, { details: { server: this.id, limit: data.limit } });
+    }
     const details = { server: this.id, rpcCode, upstreamMessage: (err as Error)?.message };
     if (rpcCode === -32001) return new ProxyError(ErrorCodes.UPSTREAM_TIMEOUT, `upstream ${this.id} timed out`, { details });
     if (rpcCode === -32000 || this.status !== 'ready' || isConnectionLost(err)) {

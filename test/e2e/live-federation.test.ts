@@ -190,14 +190,15 @@ describe('one proxy, several live upstreams', () => {
   // coherent: subscribe-capable, only ever read by the coherence race test
   // slow:    every read takes 100 ms
   // nocache: every read takes 100 ms, and the proxy never caches it
+  // sub, timer, coherent and slow opt into read reuse (`cacheTtlMs`); poll keeps the transparent default.
   const live = suiteResource(() =>
     Live.start({
       servers: {
-        sub: upstreams.fixture('--subscribe', '--resources', '3'),
-        timer: upstreams.fixture('--subscribe', '--resources', '1', '--tick-ms', '50'),
+        sub: { ...upstreams.fixture('--subscribe', '--resources', '3'), cacheTtlMs: 300_000 },
+        timer: { ...upstreams.fixture('--subscribe', '--resources', '1', '--tick-ms', '50'), cacheTtlMs: 300_000 },
         poll: upstreams.fixture('--resources', '1'),
-        coherent: upstreams.fixture('--subscribe', '--resources', '1'),
-        slow: upstreams.fixture('--subscribe', '--resources', '3', '--read-delay-ms', '100'),
+        coherent: { ...upstreams.fixture('--subscribe', '--resources', '1'), cacheTtlMs: 300_000 },
+        slow: { ...upstreams.fixture('--subscribe', '--resources', '3', '--read-delay-ms', '100'), cacheTtlMs: 300_000 },
         nocache: { ...upstreams.fixture('--subscribe', '--resources', '3', '--read-delay-ms', '100'), cache: false },
       },
       subscriptions: { pollIntervalMs: 100 },
@@ -299,8 +300,8 @@ describe('one proxy, several live upstreams', () => {
       // reports a change, "they are exact".
       const uri = 'coherent+fixture://ticker';
       const { pid } = await l.stats('coherent');
-      // Freeze the upstream so that the cold read and a tick are queued to it in this order, and
-      // the proxy's coherence subscribe (sent once the read is answered) can only come after both.
+      // Freeze the upstream so that the cold read (with the coherence subscribe the proxy sends
+      // ahead of it) and a tick are queued to it in this order.
       process.kill(pid, 'SIGSTOP');
       const read = l.text(uri);
       const tick = l.control('coherent', 'tick');
@@ -311,9 +312,10 @@ describe('one proxy, several live upstreams', () => {
       }
       expect(await read).toBe('tick 0'); // answered just before the tick
       await tick;
-      expect((await l.stats('coherent')).subscribed).toContain('fixture://ticker'); // held from now on
-      // The upstream is at tick 1 and will never report that change: an entry kept as "exact" is stale.
+      // The upstream is at tick 1: whatever the order, the entry from tick 0 must not be served.
       expect(await l.text(uri)).toBe('tick 1');
+      // The entry read at tick 1 is stored and holds its subscription from now on.
+      expect((await l.stats('coherent')).subscribed).toContain('fixture://ticker');
     });
   });
 

@@ -1,6 +1,6 @@
 // Read cache through the whole proxy: hits, bounds, TTL on a manual clock, coalescing, cancellation, errors, invalidation.
 import { describe, expect, it } from 'vitest';
-import { ResourceUpdatedNotificationSchema } from '@modelcontextprotocol/sdk/types.js';
+import { McpError, ResourceUpdatedNotificationSchema } from '@modelcontextprotocol/sdk/types.js';
 import { createUpstreamServer, newStats, type UpstreamHandle } from '../helpers/upstream-server.js';
 import { rpcError, startHarness } from '../helpers/harness.js';
 import { counter, deferred } from '../helpers/gate.js';
@@ -10,7 +10,10 @@ const text = (uri: string, body: string) => ({ contents: [{ uri, mimeType: 'text
 describe('read cache', () => {
   it('serves a repeated read from the cache, namespaced like the first', async () => {
     const stats = newStats();
-    await using h = await startHarness({ upstreams: { a: () => createUpstreamServer({ read: (u) => text(u, 'v1') }, stats).server } });
+    await using h = await startHarness({
+      upstreams: { a: () => createUpstreamServer({ read: (u) => text(u, 'v1') }, stats).server },
+      config: { cache: { ttlMs: 60_000 } },
+    });
     const c = await h.client();
     const first = await c.readResource({ uri: 'a+x://1' });
     const second = await c.readResource({ uri: 'a+x://1' });
@@ -24,7 +27,7 @@ describe('read cache', () => {
     const body = 'z'.repeat(1000);
     await using h = await startHarness({
       upstreams: { a: () => createUpstreamServer({ read: (u) => text(u, body) }, stats).server },
-      config: { cache: { maxBytes: 2500 } },
+      config: { cache: { maxBytes: 2500, ttlMs: 60_000 } },
     });
     const c = await h.client();
     for (const u of ['x://1', 'x://2', 'x://3']) await c.readResource({ uri: `a+${u}` });
@@ -162,6 +165,7 @@ describe('read cache', () => {
             stats,
           ).server,
       },
+      config: { cache: { ttlMs: 60_000 } },
     });
     const c = await h.client();
     expect((await rpcError(c.readResource({ uri: 'a+x://1' }))).code).toBe(-32603);
@@ -175,6 +179,7 @@ describe('read cache', () => {
     let upstream!: UpstreamHandle;
     await using h = await startHarness({
       upstreams: { a: () => (upstream = createUpstreamServer({ subscribe: true, read: (u) => text(u, `v${version}`) })).server },
+      config: { cache: { ttlMs: 60_000 } },
     });
     const c = await h.client();
     await c.subscribeResource({ uri: 'a+doc://1' });
@@ -211,6 +216,7 @@ describe('read cache', () => {
             stats,
           )).server,
       },
+      config: { cache: { ttlMs: 60_000 } },
     });
     const c = await h.client();
     const inFlight = c.readResource({ uri: 'a+doc://1' });
@@ -225,5 +231,85 @@ describe('read cache', () => {
     expect((await inFlight).contents[0]).toMatchObject({ text: 'v1' }); // as fresh as its request
     expect((await c.readResource({ uri: 'a+doc://1' })).contents[0]).toMatchObject({ text: 'v2' });
     expect(stats.reads.get('doc://1')).toBe(2);
+  });
+
+  it('is transparent by default: a finished read is not reused (concurrent reads still share one call)', async () => {
+    const stats = newStats();
+    let version = 0;
+    await using h = await startHarness({ upstreams: { a: () => createUpstreamServer({ read: (u) => text(u, `v${++version}`) }, stats).server } });
+    const c = await h.client();
+    expect((await c.readResource({ uri: 'a+x://1' })).contents[0]).toMatchObject({ text: 'v1' });
+    expect((await c.readResource({ uri: 'a+x://1' })).contents[0]).toMatchObject({ text: 'v2' });
+    expect(h.proxy.cache?.size).toBe(0);
+  });
+
+  it("honours the upstream's ttlMs hint without an operator TTL, on the injected clock; never stores a private result", async () => {
+    let now = 1_000;
+    const stats = newStats();
+    await using h = await startHarness({
+      upstreams: {
+        a: () =>
+          createUpstreamServer(
+            {
+              read: (u) =>
+                u.startsWith('private:')
+                  ? { ...text(u, 'mine'), ttlMs: 60_000, cacheScope: 'private' }
+                  : { ...text(u, 'shared'), ttlMs: 2_000, cacheScope: 'public' },
+            },
+            stats,
+          ).server,
+      },
+      clock: { now: () => now },
+    });
+    const c = await h.client();
+    await c.readResource({ uri: 'a+pub://1' });
+    await c.readResource({ uri: 'a+pub://1' });
+    expect(stats.reads.get('pub://1')).toBe(1);
+    now += 2_500; // past the hinted TTL
+    await c.readResource({ uri: 'a+pub://1' });
+    expect(stats.reads.get('pub://1')).toBe(2);
+    await c.readResource({ uri: 'a+private://1' });
+    await c.readResource({ uri: 'a+private://1' });
+    expect(stats.reads.get('private://1')).toBe(2);
+  });
+
+  it('coherence holds live exactly as long as their entries: 1000 failing reads leave no upstream subscription', async () => {
+    let now = 1_000;
+    const stats = newStats();
+    await using h = await startHarness({
+      upstreams: {
+        a: () =>
+          createUpstreamServer(
+            {
+              subscribe: true,
+              read: (u) => {
+                if (u.startsWith('missing:')) throw new McpError(-32002, 'Resource not found');
+                if (u.startsWith('big:')) return text(u, 'b'.repeat(5000));
+                return text(u, 'ok');
+              },
+            },
+            stats,
+          ).server,
+      },
+      config: { cache: { ttlMs: 10_000, maxEntryBytes: 4096, coherentUris: 10 } },
+      clock: { now: () => now },
+    });
+    const c = await h.client();
+    const long = 'x'.repeat(1024);
+    for (let i = 0; i < 1000; i++) expect((await rpcError(c.readResource({ uri: `a+missing:${i}/${long}` }))).code).toBe(-32002);
+    await c.readResource({ uri: 'a+big:1' }); // served, too large to store
+    await stats.subscriptionCalls.until(2 * 1001);
+    expect([...stats.unsubscribes].sort()).toEqual([...stats.subscribes].sort());
+    await c.readResource({ uri: 'a+other:1' }); // a round trip behind the last unsubscribe's answer
+    expect(h.proxy.relay.size).toBe(1); // other:1 alone
+    // A stored entry holds its subscription; the hold goes with the entry (here: expiry).
+    await c.readResource({ uri: 'a+doc://1' });
+    now += 11_000;
+    h.proxy.cache?.purgeExpired();
+    await stats.subscriptionCalls.until(2 * 1001 + 4);
+    expect(stats.unsubscribes.filter((u) => u === 'doc://1' || u === 'other:1').sort()).toEqual(['doc://1', 'other:1']);
+    // Only live holds count against coherentUris: ten more distinct URIs each still get one.
+    for (let i = 0; i < 10; i++) await c.readResource({ uri: `a+more://${i}` });
+    expect(stats.subscribes.filter((u) => u.startsWith('more://'))).toHaveLength(10);
   });
 });

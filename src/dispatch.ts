@@ -1,0 +1,96 @@
+// Dispatch of incoming JSON-RPC messages into an SDK Protocol: envelope-checked, every readable request id answered once.
+import type { Transport } from '@modelcontextprotocol/sdk/shared/transport.js';
+import type { JSONRPCMessage } from '@modelcontextprotocol/sdk/types.js';
+import { classify, type ReadableId } from './envelope.js';
+import { MARK_TOO_DEEP, MARK_TOO_LARGE } from './errors.js';
+import type { Refusal } from './line-transport.js';
+
+/** The SDK 1.x Protocol methods this relies on (TypeScript-private, present at run time). */
+interface ProtocolInternals {
+  _onrequest(message: unknown, extra?: unknown): void;
+  _onresponse(message: unknown): void;
+  _onnotification(message: unknown): void;
+}
+
+/** A transport that may report lines it refused (see `LineTransport.onrefused`). */
+type RefusingTransport = Transport & { onrefused?: (refusal: Refusal) => void };
+
+/** Which end of the connection the Protocol is: a server answers bad requests, a client fails its own pending ones. */
+export type Side = 'server' | 'client';
+
+const PARSE_ERROR = -32700;
+const INVALID_REQUEST = -32600;
+const INTERNAL_ERROR = -32603;
+
+/**
+ * Replaces the SDK's `onmessage` with one that classifies every message by its envelope
+ * ({@link classify}) and hands only well-formed ones to the Protocol. SDK 1.x's own dispatcher
+ * tries zod schemas in turn (4.5 us of failing parses per request) and, for a message it cannot
+ * place, reports it with `JSON.stringify(message)` and never answers it.
+ *
+ * - server side: a bad envelope with a readable id gets `-32600` with that id (id null when it has
+ *   none); a line the transport refused gets `-32700` (not JSON) or `-32600` (too large, too deep);
+ *   responses are never answered.
+ * - client side (an upstream): a malformed or refused response whose id is readable fails that
+ *   pending request with `-32603` (marked too large / too deep where that was the reason), so the
+ *   caller is answered at once instead of at its timeout; anything else is reported to `onerror`
+ *   and dropped. An oversized message whose id cannot be read leaves the connection in an unknown
+ *   state: the transport is closed (the upstream reconnects with backoff).
+ *
+ * Call after `connect()`. Throws when the Protocol lacks the methods (an SDK change); a test pins it.
+ */
+export function installDispatch(protocol: object, transport: RefusingTransport, side: Side): void {
+  const p = protocol as unknown as Partial<ProtocolInternals>;
+  if (typeof p._onrequest !== 'function' || typeof p._onresponse !== 'function' || typeof p._onnotification !== 'function') {
+    throw new Error('the SDK Protocol lacks _onrequest/_onresponse/_onnotification: dispatch cannot be installed');
+  }
+  const internals = p as ProtocolInternals;
+  const report = (message: string) => transport.onerror?.(new Error(message));
+  const reply = (id: ReadableId, code: number, message: string, data?: unknown) =>
+    void transport
+      .send({ jsonrpc: '2.0', id, error: { code, message, ...(data === undefined ? {} : { data }) } } as unknown as JSONRPCMessage)
+      .catch(() => undefined);
+  const failPending = (id: string | number, message: string, data?: Record<string, unknown>) =>
+    internals._onresponse({ jsonrpc: '2.0', id, error: { code: INTERNAL_ERROR, message, ...(data ? { data } : {}) } });
+
+  transport.onmessage = (message, extra) => {
+    const envelope = classify(message);
+    switch (envelope.kind) {
+      case 'request':
+        return internals._onrequest(message, extra);
+      case 'notification':
+        return internals._onnotification(message);
+      case 'response':
+        return internals._onresponse(message);
+      case 'invalid':
+        if (side === 'server') {
+          if (envelope.answer) return reply(envelope.id, INVALID_REQUEST, `Invalid Request: ${envelope.reason}`);
+        } else if (!envelope.answer && isPendingId(envelope.id)) {
+          return failPending(envelope.id, 'Invalid response from upstream');
+        }
+        return report(`dropped an invalid message: ${envelope.reason}`);
+    }
+  };
+
+  transport.onrefused = (refusal) => {
+    const { reason, id, limit } = refusal;
+    if (side === 'server') {
+      if (reason === 'parse-error') return reply(null, PARSE_ERROR, 'Parse error');
+      const what = reason === 'too-large' ? `message exceeds ${limit} bytes` : `message nests deeper than ${limit} levels`;
+      return reply(id, INVALID_REQUEST, `Invalid Request: ${what}`, { limit });
+    }
+    if (reason === 'parse-error') return report('dropped a line that is not JSON');
+    if (isPendingId(id)) {
+      return reason === 'too-large'
+        ? failPending(id, 'Upstream response too large', { limit, [MARK_TOO_LARGE]: true })
+        : failPending(id, 'Upstream response nested too deeply', { limit, [MARK_TOO_DEEP]: true });
+    }
+    report(`dropped a message (${reason}, limit ${limit})`);
+    if (reason === 'too-large') void transport.close();
+  };
+}
+
+/** Ids the SDK client issues: integers. */
+function isPendingId(id: ReadableId): id is number {
+  return typeof id === 'number' && Number.isSafeInteger(id);
+}

@@ -1,0 +1,61 @@
+// JSON-RPC 2.0 envelope classification of a parsed message, by shape, with the reason a bad one is refused. Pure.
+
+/** A JSON-RPC id as the proxy echoes it: a string or a number as sent; null when unreadable. */
+export type ReadableId = string | number | null;
+
+/** What a parsed message is. */
+export type Envelope =
+  | { kind: 'request'; id: string | number; method: string }
+  | { kind: 'notification'; method: string }
+  | { kind: 'response'; id: string | number; ok: boolean }
+  /**
+   * Not a valid envelope. `id` is the id to answer with (null when none is readable); `answer` is
+   * false for what looks like a response, which is never answered (answering responses can loop).
+   */
+  | { kind: 'invalid'; id: ReadableId; reason: string; answer: boolean };
+
+const isPlainObject = (v: unknown): v is Record<string, unknown> => typeof v === 'object' && v !== null && !Array.isArray(v);
+
+/** A valid id: a string, or an integer (JSON-RPC discourages fractions; MCP forbids null). */
+const isValidId = (v: unknown): v is string | number => typeof v === 'string' || (typeof v === 'number' && Number.isSafeInteger(v));
+
+/** The id to put in an error reply: any string or finite number as sent, else null. */
+export function readableId(v: unknown): ReadableId {
+  return typeof v === 'string' || (typeof v === 'number' && Number.isFinite(v)) ? v : null;
+}
+
+/**
+ * Classifies one parsed message. Requests and notifications need `jsonrpc: "2.0"`, a string
+ * `method` and, when present, object `params` (MCP never uses by-position params); requests need a
+ * string or integer id. Responses need a valid id and exactly one of an object `result` or an
+ * `error` object with a numeric code and string message. A JSON array (a batch) is invalid: MCP
+ * 2025-11-25 removed batching.
+ *
+ * @example classify({ jsonrpc: '2.0', id: 1.5, method: 'ping' }) // { kind: 'invalid', id: 1.5, answer: true, ... }
+ */
+export function classify(message: unknown): Envelope {
+  if (!isPlainObject(message)) {
+    const reason = Array.isArray(message) ? 'batches are not supported' : 'a message must be a JSON object';
+    return { kind: 'invalid', id: null, reason, answer: true };
+  }
+  const m = message;
+  const hasMethod = 'method' in m;
+  const looksLikeResponse = !hasMethod && ('result' in m || 'error' in m);
+  const invalid = (reason: string): Envelope => ({ kind: 'invalid', id: readableId(m.id), reason, answer: !looksLikeResponse });
+  if (m.jsonrpc !== '2.0') return invalid('"jsonrpc" must be "2.0"');
+  if (looksLikeResponse) {
+    if (!isValidId(m.id)) return invalid('"id" must be a string or an integer');
+    if ('result' in m && 'error' in m) return invalid('a response has "result" or "error", not both');
+    if ('result' in m) return isPlainObject(m.result) ? { kind: 'response', id: m.id, ok: true } : invalid('"result" must be an object');
+    const e = m.error;
+    if (isPlainObject(e) && typeof e.code === 'number' && typeof e.message === 'string') return { kind: 'response', id: m.id, ok: false };
+    return invalid('"error" must be an object with a numeric "code" and a string "message"');
+  }
+  if (!hasMethod) return invalid('"method" is missing');
+  if (typeof m.method !== 'string') return invalid('"method" must be a string');
+  if ('result' in m || 'error' in m) return invalid('a request has no "result" or "error"');
+  if (m.params !== undefined && !isPlainObject(m.params)) return invalid('"params" must be an object');
+  if (!('id' in m)) return { kind: 'notification', method: m.method };
+  if (!isValidId(m.id)) return invalid('"id" must be a string or an integer');
+  return { kind: 'request', id: m.id, method: m.method };
+}

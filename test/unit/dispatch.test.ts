@@ -1,0 +1,150 @@
+// Dispatch: pinned to the SDK's Protocol internals; every bad request answered once; an upstream's bad answers fail only their request.
+import { describe, expect, it } from 'vitest';
+import { Client } from '@modelcontextprotocol/sdk/client/index.js';
+import { InMemoryTransport } from '@modelcontextprotocol/sdk/inMemory.js';
+import { Server } from '@modelcontextprotocol/sdk/server/index.js';
+import { ListResourcesRequestSchema, ResourceListChangedNotificationSchema, type JSONRPCMessage } from '@modelcontextprotocol/sdk/types.js';
+import { z } from 'zod';
+import { installDispatch } from '../../src/dispatch.js';
+import { MARK_TOO_LARGE } from '../../src/errors.js';
+import type { Refusal } from '../../src/line-transport.js';
+import { counter, deferred } from '../helpers/gate.js';
+
+function newServer() {
+  const server = new Server({ name: 's', version: '1' }, { capabilities: { resources: { listChanged: true } } });
+  server.setRequestHandler(ListResourcesRequestSchema, () => ({ resources: [{ uri: 'x://1', name: 'one' }] }));
+  return server;
+}
+
+/** A Server with dispatch installed, spoken to by hand: every message it sends back is collected. */
+async function rawServer() {
+  const server = newServer();
+  const [peer, serverSide] = InMemoryTransport.createLinkedPair();
+  const replies: Record<string, unknown>[] = [];
+  const got = counter();
+  peer.onmessage = (m) => {
+    replies.push(m as unknown as Record<string, unknown>);
+    got.hit();
+  };
+  await peer.start();
+  await server.connect(serverSide);
+  installDispatch(server, serverSide, 'server');
+  const send = (m: unknown) => peer.send(m as JSONRPCMessage);
+  return { server, serverSide, replies, got, send };
+}
+
+describe('installDispatch', () => {
+  it('works with the pinned SDK for servers and clients: requests and notifications flow', async () => {
+    const server = newServer();
+    const client = new Client({ name: 'c', version: '1' });
+    const [clientSide, serverSide] = InMemoryTransport.createLinkedPair();
+    await server.connect(serverSide);
+    await client.connect(clientSide);
+    installDispatch(server, serverSide, 'server');
+    installDispatch(client, clientSide, 'client');
+    expect((await client.listResources()).resources).toEqual([{ uri: 'x://1', name: 'one' }]);
+    const heard = deferred();
+    client.setNotificationHandler(ResourceListChangedNotificationSchema, () => heard.resolve());
+    await server.sendResourceListChanged();
+    await heard.promise;
+  });
+
+  it('server side: answers every bad envelope once, echoing a readable id; never answers responses or notifications', async () => {
+    const s = await rawServer();
+    const bad: [unknown, unknown][] = [
+      [{ jsonrpc: '2.0', id: 7, method: 'resources/list', params: 5 }, 7],
+      [{ jsonrpc: '2.0', id: 8, method: 'resources/list', params: [1] }, 8],
+      [{ jsonrpc: '2.0', id: 9, method: 'resources/list', params: null }, 9],
+      [{ jsonrpc: '1.0', id: 10, method: 'resources/list' }, 10],
+      [{ id: 11, method: 'resources/list' }, 11],
+      [{ jsonrpc: '2.0', id: 1.5, method: 'ping' }, 1.5],
+      [{ jsonrpc: '2.0', id: 'x', method: 42 }, 'x'],
+      [{ jsonrpc: '2.0', id: true, method: 'ping' }, null],
+      [{ jsonrpc: '2.0', id: { a: 1 }, method: 'ping' }, null],
+      [[{ jsonrpc: '2.0', id: 12, method: 'ping' }], null],
+      [{ jsonrpc: '2.0', id: 13 }, 13],
+      ['just a string', null],
+    ];
+    const ignored = [
+      { jsonrpc: '2.0', id: 20, result: { any: 1 } }, // a response to nothing the server asked
+      { jsonrpc: '2.0', id: 21, error: 'not an object' }, // response-shaped, malformed: logged, not answered
+      { jsonrpc: '2.0', method: 'notifications/whatever' },
+    ];
+    for (const m of [...ignored, ...bad.map(([m]) => m)]) await s.send(m);
+    await s.send({ jsonrpc: '2.0', id: 99, method: 'no/such/method' });
+    await s.got.until(bad.length + 1);
+    const answers = s.replies.slice(0, bad.length);
+    expect(answers.map((r) => r.id)).toEqual(bad.map(([, id]) => id));
+    for (const r of answers) expect((r.error as { code: number }).code).toBe(-32600);
+    expect(s.replies[bad.length]).toMatchObject({ id: 99, error: { code: -32601 } });
+    expect(s.replies).toHaveLength(bad.length + 1);
+  });
+
+  it('server side: answers lines the transport refused (-32700 not JSON, -32600 too large / too deep with the limit)', async () => {
+    const s = await rawServer();
+    const refuse = (s.serverSide as unknown as { onrefused: (r: Refusal) => void }).onrefused;
+    refuse({ reason: 'parse-error', id: null });
+    refuse({ reason: 'too-large', id: 5, limit: 100 });
+    refuse({ reason: 'too-deep', id: 'q', limit: 1000 });
+    await s.got.until(3);
+    expect(s.replies).toEqual([
+      { jsonrpc: '2.0', id: null, error: { code: -32700, message: 'Parse error' } },
+      { jsonrpc: '2.0', id: 5, error: { code: -32600, message: 'Invalid Request: message exceeds 100 bytes', data: { limit: 100 } } },
+      { jsonrpc: '2.0', id: 'q', error: { code: -32600, message: 'Invalid Request: message nests deeper than 1000 levels', data: { limit: 1000 } } },
+    ]);
+  });
+
+  it('client side: a malformed or refused answer fails its own pending request at once; other requests are unaffected', async () => {
+    const client = new Client({ name: 'c', version: '1' });
+    const [clientSide, upstreamSide] = InMemoryTransport.createLinkedPair();
+    // A hand-written upstream: answers initialize, then each request as the test says.
+    const requests: { id: number; method: string }[] = [];
+    const arrived = counter();
+    upstreamSide.onmessage = (m) => {
+      const r = m as unknown as { id?: number; method: string };
+      if (r.method === 'initialize') {
+        void upstreamSide.send({ jsonrpc: '2.0', id: r.id!, result: { protocolVersion: '2025-11-25', capabilities: {}, serverInfo: { name: 'u', version: '1' } } });
+      } else if (r.id !== undefined) {
+        requests.push({ id: r.id, method: r.method });
+        arrived.hit();
+      }
+    };
+    await upstreamSide.start();
+    await client.connect(clientSide);
+    installDispatch(client, clientSide, 'client');
+    const any = z.object({}).passthrough();
+    const bad = client.request({ method: 'resources/list' }, any);
+    const big = client.request({ method: 'resources/list' }, any);
+    const good = client.request({ method: 'resources/list' }, any);
+    await arrived.until(3);
+    await upstreamSide.send({ jsonrpc: '2.0', id: requests[0]!.id, result: 'not an object' } as unknown as JSONRPCMessage);
+    (clientSide as unknown as { onrefused: (r: Refusal) => void }).onrefused({ reason: 'too-large', id: requests[1]!.id, limit: 64 });
+    await upstreamSide.send({ jsonrpc: '2.0', id: requests[2]!.id, result: { ok: true } });
+    await expect(bad).rejects.toMatchObject({ code: -32603 });
+    await expect(big).rejects.toMatchObject({ code: -32603, data: { limit: 64, [MARK_TOO_LARGE]: true } });
+    await expect(good).resolves.toEqual({ ok: true });
+  });
+
+  it('client side: an oversized answer whose id cannot be read closes the connection (it reconnects)', async () => {
+    const client = new Client({ name: 'c', version: '1' });
+    const [clientSide, upstreamSide] = InMemoryTransport.createLinkedPair();
+    upstreamSide.onmessage = (m) => {
+      const r = m as unknown as { id: number; method: string };
+      if (r.method === 'initialize') {
+        void upstreamSide.send({ jsonrpc: '2.0', id: r.id, result: { protocolVersion: '2025-11-25', capabilities: {}, serverInfo: { name: 'u', version: '1' } } });
+      }
+    };
+    await upstreamSide.start();
+    await client.connect(clientSide);
+    installDispatch(client, clientSide, 'client');
+    const closed = deferred();
+    client.onclose = () => closed.resolve();
+    (clientSide as unknown as { onrefused: (r: Refusal) => void }).onrefused({ reason: 'too-large', id: null, limit: 64 });
+    await closed.promise;
+  });
+
+  it('throws when the Protocol lacks the internals it relies on', () => {
+    const [t] = InMemoryTransport.createLinkedPair();
+    expect(() => installDispatch({}, t, 'server')).toThrow(/_onrequest/);
+  });
+});
