@@ -106,9 +106,10 @@ export const CacheSchema = z.strictObject({
   /** Larger results are served but not stored. Default: 1 MiB. */
   maxEntryBytes: positiveInt().default(1024 * 1024),
   /**
-   * For upstreams that support `resources/subscribe`: keep an upstream subscription for up to this
-   * many cached URIs, so those entries are invalidated exactly when they change rather than only
-   * when their TTL runs out. 0 turns it off. Default: 1000.
+   * For upstreams that support `resources/subscribe`: hold an upstream subscription for up to this
+   * many stored entries at once (taken before the read, released with the entry or when the read is
+   * not stored), so those entries are invalidated exactly when they change rather than only when
+   * their TTL runs out. 0 turns it off. Default: 1000.
    */
   coherentUris: z.number().int().min(0).default(1000),
 });
