@@ -44,6 +44,11 @@ export interface LineTransportOptions {
   coalesceKey?: (message: JSONRPCMessage) => string | undefined;
 }
 
+/** An unexpected failure inside the transport (a bug, not a peer's bad input): the connection was closed. */
+export class TransportFailure extends Error {
+  override readonly name = 'TransportFailure';
+}
+
 const NEWLINE = 0x0a;
 const HEAD_BYTES = 512;
 const TAIL_BYTES = 256;
@@ -219,7 +224,7 @@ export class LineTransport implements Transport {
     } catch (err) {
       // Only a bug of ours can land here (peers' input is bounded and refused above); the cost
       // of it is this one connection, never the process.
-      this.onerror?.(new Error(`closing the connection after an unexpected failure: ${(err as Error).message}`));
+      this.onerror?.(new TransportFailure(`closing the connection after an unexpected failure: ${(err as Error).message}`));
       void this.close();
     }
   };

@@ -7,7 +7,7 @@ import type { FederateConfig } from './config-schema.js';
 import { createCursorCodec } from './cursor.js';
 import { createFacadeServer } from './facade.js';
 import { installDispatch } from './dispatch.js';
-import type { OutputLoss } from './line-transport.js';
+import { TransportFailure, type OutputLoss } from './line-transport.js';
 import { Lister } from './listing.js';
 import type { Logger } from './logger.js';
 import { Methods } from './protocol.js';
@@ -153,7 +153,10 @@ export function createProxy(options: ProxyOptions): Proxy {
         relay.releaseSession(session);
       };
       // Malformed input is the client's problem, logged quietly; lost output is ours to report loudly.
-      server.onerror = (err) => logger.debug({ session: session.id, err: err.message }, 'session transport');
+      server.onerror = (err) =>
+        err instanceof TransportFailure
+          ? logger.warn({ session: session.id, err: err.message }, 'session transport failed')
+          : logger.debug({ session: session.id, err: err.message }, 'session transport');
       const lossy = transport as Transport & { onloss?: (loss: OutputLoss) => void };
       const prior = lossy.onloss;
       lossy.onloss = (loss) => {
