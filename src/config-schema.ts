@@ -20,6 +20,11 @@ const commonServerFields = {
   cache: z.boolean().default(true),
   /** This upstream's cache TTL in milliseconds, overriding `cache.ttlMs`. Default: `cache.ttlMs`. */
   cacheTtlMs: positiveInt().optional(),
+  /**
+   * Largest message this upstream may send, in bytes. A larger answer fails that request at once
+   * ("too large", the limit in `data`) and is discarded without reading it into memory. Default: 32 MiB.
+   */
+  maxResponseBytes: positiveInt().default(32 * 1024 * 1024),
 };
 
 /** An upstream spawned as a child process speaking MCP over stdio. */
@@ -107,6 +112,20 @@ export const SubscriptionsSchema = z.strictObject({
   coalesceMs: z.number().int().min(0).default(50),
 });
 
+/** Bounds on the JSON-RPC messages the proxy accepts and queues. */
+export const WireSchema = z.strictObject({
+  /** Deepest nesting of objects and arrays accepted in a message from a client or an upstream. Default: 1000. */
+  maxDepth: z.number().int().min(8).max(10_000).default(1000),
+  /** Largest message (one line on stdio) a client may send, in bytes. Default: 16 MiB. */
+  maxMessageBytes: positiveInt().default(16 * 1024 * 1024),
+  /**
+   * Bound on one session's output that the client has not read yet, in bytes. Past it, pending
+   * `resources/updated` notifications are coalesced per URI; if answers alone exceed it, the session
+   * is closed with an error log. Default: 64 MiB.
+   */
+  maxQueuedBytes: positiveInt().default(64 * 1024 * 1024),
+});
+
 /** Reconnecting upstreams that went away. */
 export const ReconnectSchema = z.strictObject({
   /** First delay before reconnecting, doubled each failed attempt (with jitter). Default: 500. */
@@ -134,6 +153,8 @@ export const ConfigSchema = z
     cache: CacheSchema.default(CacheSchema.parse({})),
     /** Subscription relay. Default: see {@link SubscriptionsSchema}. */
     subscriptions: SubscriptionsSchema.default(SubscriptionsSchema.parse({})),
+    /** Message bounds. Default: see {@link WireSchema}. */
+    wire: WireSchema.default(WireSchema.parse({})),
     /** Upstream reconnects. Default: see {@link ReconnectSchema}. */
     reconnect: ReconnectSchema.default(ReconnectSchema.parse({})),
     /** list_changed relay. Default: see {@link ListChangedSchema}. */
