@@ -71,6 +71,7 @@ export function createProxy(options: ProxyOptions): Proxy {
     config,
     {
       transportFactory: options.transportFactory ?? defaultTransportFactory,
+      limits: { maxDepth: config.wire.maxDepth },
       logger,
       clientInfo: SERVER_INFO,
       ...(options.reconnect === false ? {} : { reconnect: config.reconnect }),

@@ -1,5 +1,6 @@
 // Default upstream transports: stdio children, Streamable HTTP, legacy SSE (with the fallback order).
 import type { Transport } from '@modelcontextprotocol/sdk/shared/transport.js';
+import { createBoundedFetch } from './bounded-fetch.js';
 import { ChildTransport } from './child-transport.js';
 import { isRemote, type FederateConfig, type ServerConfig } from './config-schema.js';
 import type { Logger } from './logger.js';
@@ -22,14 +23,21 @@ export interface TransportCandidate {
  * Turns an upstream's config into the transports to try, in order. Injected into the pool so tests
  * can hand in `InMemoryTransport`s instead of processes or sockets.
  */
-export type TransportFactory = (id: string, config: ServerConfig, logger: Logger) => TransportCandidate[];
+export type TransportFactory = (id: string, config: ServerConfig, logger: Logger, limits: TransportLimits) => TransportCandidate[];
+
+/** Bounds that are not per server (see `wire` in the config). */
+export interface TransportLimits {
+  /** Deepest nesting accepted in a message from the upstream. */
+  maxDepth: number;
+}
 
 /**
  * The production factory. stdio children get the SDK's safe default environment plus `env`, and
  * their stderr is forwarded line by line to the log (never to our stdout). Remote upstreams get the
- * configured headers only: a downstream client's credentials are never passed through.
+ * configured headers only: a downstream client's credentials are never passed through, and every
+ * response goes through a {@link createBoundedFetch} with the server's `maxResponseBytes`.
  */
-export const defaultTransportFactory: TransportFactory = (id, config, logger) => {
+export const defaultTransportFactory: TransportFactory = (id, config, logger, limits) => {
   if (!isRemote(config)) {
     return [
       {
@@ -48,13 +56,18 @@ export const defaultTransportFactory: TransportFactory = (id, config, logger) =>
   }
   const url = new URL(config.url);
   const requestInit: RequestInit = { headers: config.headers };
+  const boundedFetch = createBoundedFetch({
+    maxResponseBytes: config.maxResponseBytes,
+    maxDepth: limits.maxDepth,
+    onDrop: (reason) => logger.warn({ server: id, reason }, 'upstream message refused'),
+  });
   const streamable: TransportCandidate = {
     kind: 'streamable-http',
     freshMessages: true,
     // HTTP client modules load only when a remote upstream is configured (they cost ~80 ms of startup).
     create: async () => {
       const { StreamableHTTPClientTransport } = await import('@modelcontextprotocol/sdk/client/streamableHttp.js');
-      return new StreamableHTTPClientTransport(url, { requestInit });
+      return new StreamableHTTPClientTransport(url, { requestInit, fetch: boundedFetch });
     },
   };
   const sse: TransportCandidate = {
@@ -64,9 +77,15 @@ export const defaultTransportFactory: TransportFactory = (id, config, logger) =>
       const { SSEClientTransport } = await import('@modelcontextprotocol/sdk/client/sse.js');
       return new SSEClientTransport(url, {
         requestInit,
-        // EventSource's GET carries the same configured headers (e.g. Authorization).
+        fetch: boundedFetch,
+        // EventSource's GET carries the same configured headers (e.g. Authorization). The SDK hands
+        // in a Headers object, which spreads to nothing: copy it so its Accept header survives.
         eventSourceInit: {
-          fetch: (input, init) => fetch(input, { ...init, headers: { ...(init?.headers as Record<string, string>), ...config.headers } }),
+          fetch: (input, init) => {
+            const headers = new Headers(init?.headers);
+            for (const [name, value] of Object.entries(config.headers)) headers.set(name, value);
+            return boundedFetch(input, { ...init, headers });
+          },
         },
       });
     },
@@ -92,14 +111,14 @@ export function prespawn(config: FederateConfig, logger: Logger, factory: Transp
   const early = new Map<string, Transport>();
   for (const [id, server] of Object.entries(config.servers)) {
     if (!server.enabled || isRemote(server)) continue;
-    const first = factory(id, server, logger)[0];
+    const first = factory(id, server, logger, config.wire)[0];
     if (!first) continue;
     const transport = first.create() as Transport;
     transport.start().catch(() => undefined); // a failed spawn surfaces again when the Client connects
     early.set(id, transport);
   }
-  const handOver: TransportFactory = (id, server, log) =>
-    factory(id, server, log).map((candidate, i) => {
+  const handOver: TransportFactory = (id, server, log, limits) =>
+    factory(id, server, log, limits).map((candidate, i) => {
       const transport = i === 0 ? early.get(id) : undefined;
       if (!transport) return candidate;
       return {

@@ -7,7 +7,7 @@ import type { ServerConfig } from './config-schema.js';
 import { installFastDispatch } from './fast-dispatch.js';
 import { ErrorCodes, ProxyError, rpcCodeOf } from './errors.js';
 import type { Logger } from './logger.js';
-import type { TransportFactory } from './transports.js';
+import type { TransportFactory, TransportLimits } from './transports.js';
 
 /** Lifecycle of an upstream session. */
 export type UpstreamStatus = 'idle' | 'connecting' | 'ready' | 'unavailable' | 'closed';
@@ -21,6 +21,8 @@ export interface UpstreamNotification {
 /** Dependencies of an {@link Upstream}. */
 export interface UpstreamOptions {
   transportFactory: TransportFactory;
+  /** Bounds shared by every upstream (nesting depth). */
+  limits: TransportLimits;
   logger: Logger;
   /** Name and version the proxy announces to upstreams. */
   clientInfo: { name: string; version: string };
@@ -94,7 +96,7 @@ export class Upstream {
   private async attempt(): Promise<void> {
     this.setStatus('connecting');
     let lastError: unknown;
-    for (const candidate of this.options.transportFactory(this.id, this.config, this.options.logger)) {
+    for (const candidate of this.options.transportFactory(this.id, this.config, this.options.logger, this.options.limits)) {
       const client = new Client(this.options.clientInfo, { capabilities: {} });
       this.connectingClient = client;
       try {
