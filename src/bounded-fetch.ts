@@ -151,9 +151,10 @@ async function boundJson(response: Response, init: RequestInit | undefined, limi
     }
     chunks.push(value);
   }
-  const text = decoder.decode(chunks.length === 1 ? chunks[0] : Buffer.concat(chunks, total));
-  if (exceedsDepth(text, limits.depth)) return refuseJson(response, init, 'deep', limits);
-  return rebuild(response, text, bodyHeaders(response));
+  const bytes = chunks.length === 1 ? (chunks[0] as Uint8Array) : Buffer.concat(chunks, total);
+  // Only text longer than 2 * maxDepth can be too deep (and bytes >= characters).
+  if (total > 2 * limits.depth && exceedsDepth(decoder.decode(bytes), limits.depth)) return refuseJson(response, init, 'deep', limits);
+  return rebuild(response, bytes, bodyHeaders(response));
 }
 
 function refuseJson(response: Response, init: RequestInit | undefined, why: Refusal, limits: Limits): Response {

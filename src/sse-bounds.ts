@@ -257,14 +257,13 @@ class EventBounds implements Transformer<Uint8Array, Uint8Array> {
       this.refuse('large', isMessage);
     } else if (isMessage && this.dataLines > 0) {
       // Only text longer than 2 * maxDepth can be too deep (and bytes >= characters).
-      const needText = this.dataBytes > 2 * this.options.maxDepth || this.pending.length > 0;
-      const text = needText ? decoder.decode(this.data.length === 1 ? this.data[0] : Buffer.concat(this.data, this.dataBytes)) : undefined;
-      if (text !== undefined && exceedsDepth(text, this.options.maxDepth)) {
+      const data = this.data.length === 1 ? (this.data[0] as Uint8Array) : Buffer.concat(this.data, this.dataBytes);
+      if (this.dataBytes > 2 * this.options.maxDepth && exceedsDepth(decoder.decode(data), this.options.maxDepth)) {
         this.sniff();
         this.refuse('deep', true);
       } else {
         this.emitHeld();
-        if (text !== undefined && this.pending.length > 0) this.track(text);
+        if (this.pending.length > 0) this.track(data);
       }
     } else {
       this.emitHeld();
@@ -316,19 +315,12 @@ class EventBounds implements Transformer<Uint8Array, Uint8Array> {
     if (text) this.out.enqueue(encoder.encode(`${text}\n`));
   }
 
-  /** Notes which of the POST's requests a passed event answered. */
-  private track(text: string): void {
-    let parsed: unknown;
-    try {
-      parsed = JSON.parse(text);
-    } catch {
-      return;
-    }
-    for (const m of Array.isArray(parsed) ? (parsed as unknown[]) : [parsed]) {
-      if (typeof m !== 'object' || m === null || 'method' in m) continue;
-      const id = (m as { id?: unknown }).id;
-      if (typeof id === 'string' || typeof id === 'number') this.markAnswered(id);
-    }
+  /** Notes which of the POST's requests a passed event answered (a sniff costs less than a parse). */
+  private track(data: Uint8Array): void {
+    const sniffer = new MessageSniffer();
+    sniffer.feed(data);
+    const seen = sniffer.result();
+    if (seen.kind === 'response') this.markAnswered(seen.id);
   }
 
   private reason(why: Refusal, what: string): string {
