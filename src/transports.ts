@@ -1,5 +1,6 @@
 // Default upstream transports: stdio children, Streamable HTTP, legacy SSE (with the fallback order).
 import type { Transport } from '@modelcontextprotocol/sdk/shared/transport.js';
+import { createBoundedFetch } from './bounded-fetch.js';
 import { ChildTransport } from './child-transport.js';
 import { isRemote, type FederateConfig, type ServerConfig } from './config-schema.js';
 import type { Logger } from './logger.js';
@@ -33,7 +34,8 @@ export interface TransportLimits {
 /**
  * The production factory. stdio children get the SDK's safe default environment plus `env`, and
  * their stderr is forwarded line by line to the log (never to our stdout). Remote upstreams get the
- * configured headers only: a downstream client's credentials are never passed through.
+ * configured headers only: a downstream client's credentials are never passed through, and every
+ * response goes through a {@link createBoundedFetch} with the server's `maxResponseBytes`.
  */
 export const defaultTransportFactory: TransportFactory = (id, config, logger, limits) => {
   if (!isRemote(config)) {
@@ -56,13 +58,18 @@ export const defaultTransportFactory: TransportFactory = (id, config, logger, li
   }
   const url = new URL(config.url);
   const requestInit: RequestInit = { headers: config.headers };
+  const boundedFetch = createBoundedFetch({
+    maxResponseBytes: config.maxResponseBytes,
+    maxDepth: limits.maxDepth,
+    onDrop: (reason) => logger.warn({ server: id, reason }, 'upstream message refused'),
+  });
   const streamable: TransportCandidate = {
     kind: 'streamable-http',
     freshMessages: true,
     // HTTP client modules load only when a remote upstream is configured (they cost ~80 ms of startup).
     create: async () => {
       const { StreamableHTTPClientTransport } = await import('@modelcontextprotocol/sdk/client/streamableHttp.js');
-      return new StreamableHTTPClientTransport(url, { requestInit });
+      return new StreamableHTTPClientTransport(url, { requestInit, fetch: boundedFetch });
     },
   };
   const sse: TransportCandidate = {
@@ -72,9 +79,15 @@ export const defaultTransportFactory: TransportFactory = (id, config, logger, li
       const { SSEClientTransport } = await import('@modelcontextprotocol/sdk/client/sse.js');
       return new SSEClientTransport(url, {
         requestInit,
-        // EventSource's GET carries the same configured headers (e.g. Authorization).
+        fetch: boundedFetch,
+        // EventSource's GET carries the same configured headers (e.g. Authorization). The SDK hands
+        // in a Headers object, which spreads to nothing: copy it so its Accept header survives.
         eventSourceInit: {
-          fetch: (input, init) => fetch(input, { ...init, headers: { ...(init?.headers as Record<string, string>), ...config.headers } }),
+          fetch: (input, init) => {
+            const headers = new Headers(init?.headers);
+            for (const [name, value] of Object.entries(config.headers)) headers.set(name, value);
+            return boundedFetch(input, { ...init, headers });
+          },
         },
       });
     },

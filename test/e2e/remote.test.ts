@@ -116,3 +116,31 @@ describe('--log-file', () => {
     expect(find({ msg: 'shutting down' })).toMatchObject({ why: 'stdin closed' });
   });
 });
+
+describe('a remote answer over the upstream’s maxResponseBytes', () => {
+  const MB = 1024 * 1024;
+  const bigHttp = suiteResource(() => RemoteFixture.start('http', '--resources', '1', '--size', String(2 * MB)));
+  const bigSse = suiteResource(() => RemoteFixture.start('sse', '--resources', '1', '--size', String(2 * MB)));
+  const proxy = suiteResource(() =>
+    ProxyProcess.start(
+      {
+        servers: {
+          // A lost answer would surface as a -32001 timeout instead.
+          http: { url: bigHttp().url, maxResponseBytes: MB, timeoutMs: 20_000 },
+          sse: { url: bigSse().url, transport: 'sse', maxResponseBytes: MB, timeoutMs: 20_000 },
+        },
+      },
+      { logLevel: 'info' },
+    ),
+  );
+
+  // Legacy SSE answers on the GET stream, so there the refused event's own id is what gets answered.
+  it.each(['http', 'sse'])('%s: fails that read at once with -32603, logs why, and keeps the connection', async (server) => {
+    const error = await rpcError(proxy().client.readResource({ uri: `${server}+fixture://res/0` }));
+    expect(error).toEqual({ code: -32603, message: 'MCP error -32603: Resource too large', data: { limit: MB } });
+    const refused = await proxy().waitForLog((r) => r.server === server && r.msg === 'upstream message refused');
+    expect(refused).toMatchObject({ level: 40, reason: `SSE event over maxResponseBytes (${MB})` });
+    const small = await proxy().client.readResource({ uri: `${server}+fixture://item/alpha/1` });
+    expect(small.contents).toEqual([{ uri: `${server}+fixture://item/alpha/1`, mimeType: 'text/plain', text: 'item alpha/1' }]);
+  });
+});
