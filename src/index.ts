@@ -12,7 +12,7 @@ export {
   type LoadedConfig,
 } from './config.js';
 export { createLogger, type LoggerOptions } from './logger.js';
-export { encodeUri, decodeUri, isServerId, SERVER_ID_PATTERN, type NamespacedUri } from './uri.js';
+export { encodeUri, decodeUri, isServerId, deriveServerId, SERVER_ID_PATTERN, type NamespacedUri } from './uri.js';
 export { ErrorCodes, ProxyError, type ErrorCode } from './errors.js';
 export { defaultTransportFactory, type TransportFactory, type TransportCandidate } from './transports.js';
 export { META_INCOMPLETE } from './protocol.js';

@@ -68,7 +68,7 @@ export class Upstream {
   ) {
     this.queue = new PQueue({ concurrency: config.concurrency });
     this.firstAttempt = new Promise((resolve) => (this.firstAttemptDone = resolve));
-    this.log = options.logger.child({ server: id });
+    this.log = options.logger.child(config.name === id ? { server: id } : { server: id, name: config.name });
   }
 
   /**

@@ -24,9 +24,14 @@ describe.concurrent('invalid invocations exit 2 with a one-line reason and no st
     ['an unknown top-level field', { servers: { docs: { command: 'x' } }, extra: 1 }, 'unknown field(s) "extra"'],
     ['an unknown server field', { servers: { docs: { command: 'x', timeoutMS: 5 } } }, 'servers.docs: unknown field(s) "timeoutMS"'],
     [
-      'a bad server id',
-      { servers: { Docs_1: { command: 'x' } } },
-      'servers.Docs_1: server ids must match ^[a-z0-9][a-z0-9.-]{0,62}$ ("+" and "_" are reserved)',
+      'a name that makes no valid namespace',
+      { servers: { 'My Server': { command: 'x' } } },
+      'servers.My Server: the namespace derived from this name, "my server", does not match ^[a-z0-9][a-z0-9.-]{0,62}$; set "namespace" to one that does',
+    ],
+    [
+      'two names for one namespace',
+      { mcpServers: { Memory: { command: 'x' }, memory: { command: 'y' } } },
+      'mcpServers.Memory and mcpServers.memory both use namespace "memory"; set "namespace" on one',
     ],
     [
       'an unset ${VAR}',
