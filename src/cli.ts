@@ -57,8 +57,9 @@ async function main(argv: string[]): Promise<number> {
   const level = values['log-level'] ?? (command === 'ls' ? 'warn' : 'info');
   if (!LEVELS.has(level)) throw new UsageError(`--log-level: expected one of ${[...LEVELS].join(', ')}, got "${level}"`);
 
-  const { config, filepath } = await loadConfig(values.config === undefined ? {} : { file: values.config });
+  const { config, filepath, ignoredKeys } = await loadConfig(values.config === undefined ? {} : { file: values.config });
   const logger = createLogger({ level, ...(values['log-file'] ? { file: values['log-file'] } : {}) });
+  if (ignoredKeys.length > 0) logger.warn({ keys: ignoredKeys }, 'ignoring configuration keys mcp-federate does not use');
   // Signals are trapped before any child exists, so none can be orphaned by an early SIGTERM.
   const stopRequested = command === 'serve' ? trapStop() : new Promise<string>(() => undefined);
   // Children first, then the heavy modules (SDK, zod schemas, ajv) load while the children boot.

@@ -39,6 +39,13 @@ export const StdioServerSchema = z.strictObject({
   env: z.record(z.string(), z.string()).default({}),
   /** Working directory of the child, relative to the config file's folder. Default: the proxy's cwd. */
   cwd: z.string().min(1).optional(),
+  /**
+   * A dotenv file (VS Code's `envFile`), relative to the config file's folder, read when the config
+   * is loaded; its variables go under `env`, and `env` wins. A missing file is an error. Default: none.
+   */
+  envFile: z.string().min(1).optional(),
+  /** VS Code's dev-mode block (`watch`, `debug`): accepted for pasted configs and ignored. */
+  dev: z.record(z.string(), z.unknown()).optional(),
   ...commonServerFields,
 });
 

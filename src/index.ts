@@ -3,6 +3,7 @@ export { createProxy, type Proxy, type ProxyOptions } from './proxy.js';
 export {
   loadConfig,
   parseConfig,
+  validateConfig,
   ConfigSchema,
   type FederateConfig,
   type FederateConfigInput,
@@ -10,6 +11,7 @@ export {
   type StdioServerConfig,
   type RemoteServerConfig,
   type LoadedConfig,
+  type ParsedConfig,
 } from './config.js';
 export { createLogger, type LoggerOptions } from './logger.js';
 export { encodeUri, decodeUri, isServerId, deriveServerId, SERVER_ID_PATTERN, type NamespacedUri } from './uri.js';

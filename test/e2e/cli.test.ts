@@ -1,5 +1,6 @@
 // End to end: the CLI surface of the built binary — exit codes, messages, `ls`, `--version`,
-// stdout purity of `serve`, and shutdown (SIGTERM, SIGINT, stdin end) taking the upstreams down.
+// stdout purity of `serve`, client config files, and shutdown (SIGTERM, SIGINT, stdin end) taking
+// the upstreams down.
 import { describe, expect, it } from 'vitest';
 import { JSONRPCMessageSchema } from '@modelcontextprotocol/sdk/types.js';
 import { PACKAGE_VERSION, RawSession, TempDir, isAlive, parseLogLines, runCli, upstreams, waitForExit } from './helpers.js';
@@ -21,7 +22,7 @@ describe.concurrent('invalid invocations exit 2 with a one-line reason and no st
     ['a file that is not JSON', '{"servers": {', /^not valid JSON \(.+\)$/],
     ['an invalid url', { servers: { docs: { url: 'not a url' } } }, 'servers.docs.url: Invalid URL'],
     ['a non-http url', { servers: { docs: { url: 'ftp://example.com/x' } } }, 'servers.docs.url: Invalid URL'],
-    ['an unknown top-level field', { servers: { docs: { command: 'x' } }, extra: 1 }, 'unknown field(s) "extra"'],
+    ['a near miss of a top-level field', { servers: { docs: { command: 'x' } }, cahce: {} }, 'unknown field "cahce" (did you mean "cache"?)'],
     ['an unknown server field', { servers: { docs: { command: 'x', timeoutMS: 5 } } }, 'servers.docs: unknown field(s) "timeoutMS"'],
     [
       'a name that makes no valid namespace',
@@ -32,6 +33,11 @@ describe.concurrent('invalid invocations exit 2 with a one-line reason and no st
       'two names for one namespace',
       { mcpServers: { Memory: { command: 'x' }, memory: { command: 'y' } } },
       'mcpServers.Memory and mcpServers.memory both use namespace "memory"; set "namespace" on one',
+    ],
+    [
+      'a missing envFile',
+      { servers: { docs: { command: 'x', envFile: 'missing.env' } } },
+      /^servers\.docs\.envFile: cannot read \/.+\/missing\.env \(ENOENT\)$/,
     ],
     [
       'an unset ${VAR}',
@@ -148,6 +154,27 @@ describe.concurrent('informational commands', () => {
       'SERVER  STATUS       RESOURCES  TEMPLATES',
       'fx      ready        3          2',
       'dead    unavailable  -          -',
+    ]);
+  });
+});
+
+describe.concurrent('configuration files from elsewhere', () => {
+  it('serves a Claude Desktop config file, warning once about the keys it ignores', async () => {
+    const config = {
+      globalShortcut: 'Ctrl+Space',
+      mcpServers: { Catalog_Fixture: upstreams.fixture('--resources', '1') },
+      preferences: { token: '${NOT_SET_AND_NOT_OURS}' },
+    };
+    await using session = new RawSession(config, ['--log-level', 'warn']);
+    await session.initialize();
+    const list = await session.request('resources/list');
+    expect((list.result?.resources as { uri: string }[]).map((r) => r.uri)).toContain('catalog-fixture+fixture://res/0');
+    session.subprocess.stdin.end();
+    const result = await session.exit();
+    expect(result.exitCode).toBe(0);
+    const warnings = parseLogLines(String(result.stderr)).filter((r) => r.level === 40);
+    expect(warnings).toEqual([
+      expect.objectContaining({ msg: 'ignoring configuration keys mcp-federate does not use', keys: ['globalShortcut', 'preferences'] }),
     ]);
   });
 });

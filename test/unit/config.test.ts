@@ -1,6 +1,10 @@
-// Config schema, interpolation, server namespaces and error messages.
-import { describe, expect, it } from 'vitest';
-import { parseConfig } from '../../src/config.js';
+// Config schema, interpolation, server namespaces, client config files and error messages.
+import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { editDistance } from '../../src/config-keys.js';
+import { loadConfig, parseConfig, validateConfig } from '../../src/config.js';
 import { ErrorCodes, ProxyError } from '../../src/errors.js';
 
 const env = { TOKEN: 'sekret', HOME: '/home/x' };
@@ -40,6 +44,11 @@ describe('config schema', () => {
     expect(c.servers.r).toMatchObject({ headers: { Authorization: 'Bearer sekret', X: 'dflt' } });
   });
 
+  it.each(['${input:api-key}', 'Bearer ${input:token}', '${input:a} and ${TOKEN}'])('leaves VS Code ${input:…} placeholders as they are: %j', (value) => {
+    const c = parse({ servers: { r: { url: 'https://h/mcp', headers: { A: value } } } });
+    expect(c.servers.r).toMatchObject({ headers: { A: value.replace('${TOKEN}', 'sekret') } });
+  });
+
   it('names an unset variable and where it is used', () => {
     expect(failure({ servers: { r: { url: 'https://h', headers: { A: '${MISSING}' } } } })).toBe(
       'servers.r.headers.A: environment variable MISSING is not set',
@@ -57,7 +66,7 @@ describe('config schema', () => {
     [{ servers: {} }, 'servers: at least one server is required'],
     [{}, 'servers: at least one server is required'],
     [{ servers: { a: { command: 'x' } }, mcpServers: { b: { command: 'y' } } }, 'mcpServers: give either'],
-    [{ servers: { a: { command: 'x' } }, extra: 1 }, 'unknown field(s) "extra"'],
+    [{ servers: { a: { command: 'x' } }, reconnect: { initialDelay: 5 } }, 'reconnect: unknown field(s) "initialDelay"'],
     [[1, 2], 'expected object'],
   ])('rejects %j with a readable message', (raw, expected) => {
     expect(failure(raw)).toContain(expected);
@@ -126,5 +135,109 @@ describe('server names and namespaces', () => {
     expect(failure({ servers: { a: { command: 'x', namespace } } })).toBe(
       'servers.a.namespace: must match ^[a-z0-9][a-z0-9.-]{0,62}$ ("+" and "_" are reserved)',
     );
+  });
+});
+
+describe('whole client config files', () => {
+  const validate = (raw: unknown) => validateConfig(raw, { env });
+
+  it('a Claude Desktop file loads its mcpServers and sets the other keys aside', () => {
+    const { config, ignoredKeys } = validate({
+      globalShortcut: 'Ctrl+Space',
+      mcpServers: { Memory: { command: 'npx', args: ['-y', '@modelcontextprotocol/server-memory'] } },
+      preferences: { theme: '${NOT_OURS}' },
+    });
+    expect(Object.keys(config.servers)).toEqual(['memory']);
+    expect(ignoredKeys).toEqual(['globalShortcut', 'preferences']);
+  });
+
+  it('a VS Code mcp.json loads: inputs set aside, type/envFile/dev accepted, ${input:x} left as it is', () => {
+    const { config, ignoredKeys } = validate({
+      inputs: [{ type: 'promptString', id: 'api-key', description: 'API key', password: true }],
+      servers: {
+        github: { type: 'http', url: 'https://api.example.com/mcp', headers: { Authorization: 'Bearer ${input:api-key}' } },
+        local_dev: {
+          type: 'stdio',
+          command: 'node',
+          args: ['server.js', '--token=${input:api-key}', '${TOKEN}'],
+          envFile: '.env',
+          dev: { watch: 'src/**/*.ts', debug: { type: 'node' } },
+        },
+      },
+    });
+    expect(ignoredKeys).toEqual(['inputs']);
+    expect(config.servers.github).toMatchObject({ headers: { Authorization: 'Bearer ${input:api-key}' } });
+    expect(config.servers['local-dev']).toMatchObject({ name: 'local_dev', args: ['server.js', '--token=${input:api-key}', 'sekret'], envFile: '.env' });
+  });
+
+  it('with only our own keys nothing is set aside', () => {
+    expect(validate({ servers: { a: { command: 'x' } }, list: {}, reconnect: {} }).ignoredKeys).toEqual([]);
+  });
+
+  it.each([
+    ['cahce', 'cache'],
+    ['servres', 'servers'],
+    ['lsit', 'list'],
+    ['Servers', 'servers'],
+    ['mcpservers', 'mcpServers'],
+    ['subscription', 'subscriptions'],
+    ['listchange', 'listChanged'],
+    ['reconect', 'reconnect'],
+  ])('a top-level near miss %j is still an error suggesting %j', (typo, meant) => {
+    expect(failure({ servers: { a: { command: 'x' } }, [typo]: {} })).toBe(`unknown field "${typo}" (did you mean "${meant}"?)`);
+  });
+
+  it.each([
+    ['servers.a', { servers: { a: { command: 'x', arsg: [] } } }, 'servers.a: unknown field(s) "arsg"'],
+    ['a block of ours', { servers: { a: { command: 'x' } }, list: { maxItemsPerPge: 5 } }, 'list: unknown field(s) "maxItemsPerPge"'],
+  ])('a typo inside %s is still an error', (_where, raw, message) => {
+    expect(failure(raw)).toBe(message);
+  });
+
+  it.each([
+    ['cahce', 'cache', 1],
+    ['lsit', 'list', 1],
+    ['servres', 'servers', 1],
+    ['inputs', 'list', 5],
+    ['globalShortcut', 'list', 12],
+    ['', 'wire', 4],
+  ])('editDistance(%j, %j) = %i', (a, b, d) => {
+    expect(editDistance(a, b)).toBe(d);
+    expect(editDistance(b, a)).toBe(d);
+  });
+});
+
+describe('loading files', () => {
+  let dir: string;
+  beforeEach(() => {
+    dir = mkdtempSync(path.join(os.tmpdir(), 'mcp-federate-config-'));
+  });
+  afterEach(() => rmSync(dir, { recursive: true, force: true }));
+  const write = (name: string, content: string) => {
+    const file = path.join(dir, name);
+    writeFileSync(file, content);
+    return file;
+  };
+
+  it('envFile is read relative to the config file, under env, and explicit env wins', async () => {
+    mkdirSync(path.join(dir, 'conf'));
+    write('conf/.env', '# a comment\nA=from-file\nB="quoted value"\nexport C=c\n');
+    const file = write('conf/mcp.json', JSON.stringify({ servers: { s: { command: 'x', envFile: '.env', env: { A: 'explicit' } } } }));
+    const { config, ignoredKeys } = await loadConfig({ file, env: {} });
+    expect(config.servers.s).toMatchObject({ env: { A: 'explicit', B: 'quoted value', C: 'c' }, envFile: path.join(dir, 'conf', '.env') });
+    expect(ignoredKeys).toEqual([]);
+  });
+
+  it('a missing envFile is an error naming the server and the path', async () => {
+    const file = write('mcp.json', JSON.stringify({ mcpServers: { My_Server: { command: 'x', envFile: 'nope.env' } } }));
+    await expect(loadConfig({ file, env: {} })).rejects.toMatchObject({
+      code: ErrorCodes.CONFIG_INVALID,
+      message: `${file}: mcpServers.My_Server.envFile: cannot read ${path.join(dir, 'nope.env')} (ENOENT)`,
+    });
+  });
+
+  it('loadConfig returns the keys it ignored', async () => {
+    const file = write('claude_desktop_config.json', JSON.stringify({ mcpServers: { a: { command: 'x' } }, globalShortcut: '' }));
+    expect((await loadConfig({ file, env: {} })).ignoredKeys).toEqual(['globalShortcut']);
   });
 });
