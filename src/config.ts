@@ -15,7 +15,11 @@ export const CONFIG_SEARCH_PLACES = [
   'package.json',
   '.mcp-federaterc',
   '.mcp-federaterc.json',
+  '.mcp-federaterc.yaml',
+  '.mcp-federaterc.yml',
   'mcp-federate.config.json',
+  'mcp-federate.config.yaml',
+  'mcp-federate.config.yml',
   'mcp-federate.config.js',
   'mcp-federate.config.mjs',
   'mcp-federate.config.cjs',
@@ -55,6 +59,19 @@ const jsonLoader: Loader = (filepath, content) => {
   }
 };
 
+const yamlLoader: Loader = async (filepath, content) => {
+  // Loaded only for a YAML file: a JSON config never pays for the parser.
+  const { parse } = await import('yaml');
+  try {
+    return parse(content, { logLevel: 'error' }) as unknown; // warnings would go to stderr unformatted
+  } catch (err) {
+    const e = err as Error & { linePos?: { line: number; col: number }[] };
+    const at = e.linePos?.[0] ? `line ${e.linePos[0].line}, column ${e.linePos[0].col}: ` : '';
+    const reason = e.message.split('\n')[0]!.replace(/ at line \d+, column \d+:?$/, '');
+    throw new ProxyError(ErrorCodes.CONFIG_INVALID, `${filepath}: not valid YAML (${at}${reason})`);
+  }
+};
+
 /**
  * Loads and validates the configuration. Throws `ProxyError(CONFIG_INVALID)` whose message names
  * the file, the path and the problem (`servers.docs.url: Invalid URL`).
@@ -63,7 +80,7 @@ export async function loadConfig(options: LoadConfigOptions = {}): Promise<Loade
   const cwd = options.cwd ?? process.cwd();
   const explorer = lilconfig('mcp-federate', {
     searchPlaces: CONFIG_SEARCH_PLACES,
-    loaders: { '.json': jsonLoader, noExt: jsonLoader },
+    loaders: { '.json': jsonLoader, '.yaml': yamlLoader, '.yml': yamlLoader, noExt: jsonLoader },
   });
   let found: { filepath: string; config: unknown } | null;
   try {

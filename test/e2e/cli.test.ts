@@ -1,6 +1,6 @@
 // End to end: the CLI surface of the built binary — exit codes, messages, `ls`, `--version`,
-// stdout purity of `serve`, client config files, and shutdown (SIGTERM, SIGINT, stdin end) taking
-// the upstreams down.
+// stdout purity of `serve`, client config files and YAML, and shutdown (SIGTERM, SIGINT, stdin end)
+// taking the upstreams down.
 import { describe, expect, it } from 'vitest';
 import { JSONRPCMessageSchema } from '@modelcontextprotocol/sdk/types.js';
 import { PACKAGE_VERSION, RawSession, TempDir, isAlive, parseLogLines, runCli, upstreams, waitForExit } from './helpers.js';
@@ -59,6 +59,17 @@ describe.concurrent('invalid invocations exit 2 with a one-line reason and no st
     const message = stderr.slice(prefix.length);
     if (typeof problem === 'string') expect(message).toBe(problem);
     else expect(message).toMatch(problem);
+  });
+
+  it('a YAML syntax error names the file and the line', async () => {
+    using dir = new TempDir();
+    const file = dir.writeConfig('servers:\n  docs:\n    command: x\n   args: []\n', 'mcp-federate.yaml');
+    const result = await runCli(['ls', '--config', file]);
+    expect(result).toMatchObject({
+      exitCode: 2,
+      stdout: '',
+      stderr: `mcp-federate: ${file}: not valid YAML (line 4, column 1: All mapping items must start at the same column)`,
+    });
   });
 
   it('`ls` with an invalid config exits 2 the same way', async () => {
@@ -159,6 +170,27 @@ describe.concurrent('informational commands', () => {
 });
 
 describe.concurrent('configuration files from elsewhere', () => {
+  it('serves a YAML config, under namespaces derived from its keys', async () => {
+    const yaml = [
+      '# mcp-federate.yaml',
+      'servers:',
+      '  Fixture_A:',
+      `    command: ${JSON.stringify(upstreams.fixture().command)}`,
+      '    args:',
+      ...upstreams.fixture('--resources', '1').args.map((a) => `      - ${JSON.stringify(a)}`),
+      '  b:',
+      `    command: ${JSON.stringify(upstreams.fixture().command)}`,
+      `    args: [${upstreams.fixture('--resources', '2').args.map((a) => JSON.stringify(a)).join(', ')}]`,
+      '',
+    ].join('\n');
+    await using session = new RawSession(yaml, ['--log-level', 'warn'], 'mcp-federate.yaml');
+    await session.initialize();
+    const list = await session.request('resources/list');
+    const uris = (list.result?.resources as { uri: string }[]).map((r) => r.uri);
+    expect(uris.filter((u) => u.includes('/res/'))).toEqual(['fixture-a+fixture://res/0', 'b+fixture://res/0', 'b+fixture://res/1']);
+    expect((await session.readJson('fixture-a+fixture://stats')).pid).toEqual(expect.any(Number));
+  });
+
   it('serves a Claude Desktop config file, warning once about the keys it ignores', async () => {
     const config = {
       globalShortcut: 'Ctrl+Space',

@@ -1,4 +1,4 @@
-// Config schema, interpolation, server namespaces, client config files and error messages.
+// Config schema, interpolation, server namespaces, client config files, YAML and error messages.
 import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
@@ -239,5 +239,31 @@ describe('loading files', () => {
   it('loadConfig returns the keys it ignored', async () => {
     const file = write('claude_desktop_config.json', JSON.stringify({ mcpServers: { a: { command: 'x' } }, globalShortcut: '' }));
     expect((await loadConfig({ file, env: {} })).ignoredKeys).toEqual(['globalShortcut']);
+  });
+
+  it.each(['mcp-federate.yaml', 'config.yml'])('loads YAML from %s given with --config', async (name) => {
+    const file = write(name, 'servers:\n  Memory:\n    command: node\n    args: [server.js]\n    env:\n      TOKEN: ${TOKEN}\n# a comment\ncache:\n  enabled: false\n');
+    const { config } = await loadConfig({ file, env });
+    expect(config.servers.memory).toMatchObject({ name: 'Memory', command: 'node', args: ['server.js'], env: { TOKEN: 'sekret' } });
+    expect(config.cache.enabled).toBe(false);
+  });
+
+  it.each(['.mcp-federaterc.yaml', '.mcp-federaterc.yml', 'mcp-federate.config.yaml', 'mcp-federate.config.yml'])('finds %s when searching', async (name) => {
+    const file = write(name, 'mcpServers:\n  a:\n    command: x\n');
+    const loaded = await loadConfig({ cwd: dir, env: {} });
+    expect(loaded.filepath).toBe(file);
+    expect(Object.keys(loaded.config.servers)).toEqual(['a']);
+  });
+
+  it.each([
+    [
+      'servers:\n  a:\n    command: x\n   args: [1]\n',
+      'not valid YAML (line 4, column 1: All mapping items must start at the same column)',
+    ],
+    ['servers:\n  a: {command: x\n', 'not valid YAML (line 3, column 1: Flow map in block collection must be sufficiently indented and end with a })'],
+    ['servers:\n  a: 1\n  a: 2\n', 'not valid YAML (line 3, column 3: Map keys must be unique)'],
+  ])('a YAML syntax error names the file and the line: %j', async (content, message) => {
+    const file = write('bad.yaml', content);
+    await expect(loadConfig({ file, env: {} })).rejects.toMatchObject({ code: ErrorCodes.CONFIG_INVALID, message: `${file}: ${message}` });
   });
 });
