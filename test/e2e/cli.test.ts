@@ -3,9 +3,15 @@
 // taking the upstreams down.
 import { describe, expect, it } from 'vitest';
 import { JSONRPCMessageSchema } from '@modelcontextprotocol/sdk/types.js';
-import { PACKAGE_VERSION, RawSession, TempDir, isAlive, parseLogLines, runCli, upstreams, waitForExit } from './helpers.js';
+import { PACKAGE_VERSION, RawSession, TempDir, isAlive, parseLogLines, runCli, upstreams, waitForExit, type LogRecord } from './helpers.js';
 
 const NO_STACK = /^\s+at /m;
+
+/** The CLI's stderr split into JSON log records and the plain lines it printed itself. */
+function splitStderr(stderr: unknown): { logs: LogRecord[]; lines: string[] } {
+  const all = String(stderr).split('\n').filter((line) => line !== '');
+  return { logs: parseLogLines(all.filter((l) => l.startsWith('{')).join('\n')), lines: all.filter((l) => !l.startsWith('{')) };
+}
 
 /** True when `line` is one JSON-RPC 2.0 message. */
 function isJsonRpc(line: string): boolean {
@@ -94,6 +100,7 @@ describe.concurrent('invalid invocations exit 2 with a one-line reason and no st
     [['frob'], 'unknown command: frob'],
     [['serve', 'extra'], 'unknown command: serve extra'],
     [['--log-level', 'loud'], '--log-level: expected one of fatal, error, warn, info, debug, trace, silent, got "loud"'],
+    [['serve', '--json'], '--json: only with ls'],
   ])('arguments %j', async (args, reason) => {
     const result = await runCli(args);
     expect(result.exitCode).toBe(2);
@@ -116,23 +123,25 @@ describe.concurrent('informational commands', () => {
     expect(result.stderr).toBe('');
   });
 
-  it('`ls` prints each server’s status and counts, then every namespaced URI, and exits 0', async () => {
+  it('`ls` prints each server’s status and counts (disabled ones too), then every namespaced URI; an unavailable one makes it exit 1 with its reason on stderr', async () => {
     using dir = new TempDir();
+    const ghost = upstreams.missing();
     const file = dir.writeConfig({
       servers: {
         fx: upstreams.fixture('--resources', '2', '--page-size', '1'),
-        ghost: upstreams.missing(),
+        ghost,
         off: { ...upstreams.fixture(), enabled: false },
         mem: upstreams.memory(dir.file('memory.jsonl')),
       },
     });
     const result = await runCli(['ls', '--config', file]);
-    expect(result.exitCode).toBe(0);
+    expect(result.exitCode).toBe(1);
     expect(result.stdout).toBe(
       [
         'SERVER  STATUS       RESOURCES  TEMPLATES',
         'fx      ready        4          2',
         'ghost   unavailable  -          -',
+        'off     disabled     -          -',
         'mem     ready        1          0',
         '',
         'Resources:',
@@ -147,25 +156,70 @@ describe.concurrent('informational commands', () => {
         '  fx+fixture://item/{category}/{id}',
       ].join('\n'),
     );
-    // The default `ls` log level is warn: the failures are logged to stderr as JSON.
-    const failed = parseLogLines(String(result.stderr)).filter((r) => r.msg === 'upstream failed to start; serving the others');
+    const { logs, lines } = splitStderr(result.stderr);
+    expect(lines).toEqual([`mcp-federate: ghost is unavailable: spawn ${ghost.command} ENOENT`]);
+    // The default `ls` log level is warn: the failures are logged to stderr as JSON too.
+    const failed = logs.filter((r) => r.msg === 'upstream failed to start; serving the others');
     expect(failed.map((r) => r.server)).toEqual(['ghost']);
   });
 
-  it('`ls` reports an upstream that failed at startup as unavailable, even while it is being retried', async () => {
+  it('`ls` shows the last stderr lines of a child that failed at startup, and logs them', async () => {
     using dir = new TempDir();
-    // A fast retry loop keeps `dead` (which exits at once, every time) in "connecting" most of the time.
+    // A fast retry loop would keep `dead` (which exits at once, every time) in "connecting"; ls does not retry.
     const file = dir.writeConfig({
       servers: { fx: upstreams.fixture('--resources', '1'), dead: upstreams.fixture('--exit-on-start') },
       reconnect: { initialDelayMs: 1, maxDelayMs: 2 },
     });
     const result = await runCli(['ls', '--config', file]);
-    expect(result.exitCode).toBe(0);
+    expect(result.exitCode).toBe(1);
     expect(String(result.stdout).split('\n').slice(0, 3)).toEqual([
       'SERVER  STATUS       RESOURCES  TEMPLATES',
       'fx      ready        3          2',
       'dead    unavailable  -          -',
     ]);
+    const { logs, lines } = splitStderr(result.stderr);
+    expect(lines).toHaveLength(3);
+    expect(lines[0]).toMatch(/^mcp-federate: dead is unavailable: .+/);
+    expect(lines.slice(1)).toEqual(['  its last stderr lines:', '    catalog-server: --exit-on-start']);
+    const failed = logs.find((r) => r.msg === 'upstream failed to start; serving the others');
+    expect(failed).toMatchObject({ server: 'dead', stderr: ['catalog-server: --exit-on-start'] });
+  });
+
+  it('`ls` exits 0 with nothing on stderr when every enabled upstream is ready, and names servers whose key is not their id', async () => {
+    using dir = new TempDir();
+    const file = dir.writeConfig({
+      mcpServers: { My_Fixture: upstreams.fixture('--resources', '1'), off: { ...upstreams.missing(), disabled: true } },
+    });
+    const result = await runCli(['ls', '--config', file]);
+    expect(result).toMatchObject({ exitCode: 0, stderr: '' });
+    expect(String(result.stdout).split('\n').slice(0, 5)).toEqual([
+      'SERVER      STATUS    RESOURCES  TEMPLATES  NAME',
+      'my-fixture  ready     3          2          My_Fixture',
+      'off         disabled  -          -          off',
+      '',
+      'Resources:',
+    ]);
+  });
+
+  it('`ls --json` prints the catalog as one JSON object, and exits 1 when an upstream is unavailable', async () => {
+    using dir = new TempDir();
+    const ghost = upstreams.missing();
+    const file = dir.writeConfig({
+      servers: { Fixture_1: upstreams.fixture('--resources', '1'), ghost, off: { ...upstreams.fixture(), enabled: false } },
+    });
+    const result = await runCli(['ls', '--json', '--config', file]);
+    expect(result.exitCode).toBe(1);
+    expect(String(result.stdout).endsWith('}')).toBe(true);
+    const catalog = JSON.parse(String(result.stdout)) as Record<string, Record<string, unknown>[]>;
+    expect(catalog.servers).toEqual([
+      { id: 'fixture-1', name: 'Fixture_1', status: 'ready', resources: 3, templates: 2 },
+      { id: 'ghost', name: 'ghost', status: 'unavailable', reason: `spawn ${ghost.command} ENOENT`, resources: null, templates: null },
+      { id: 'off', name: 'off', status: 'disabled', resources: null, templates: null },
+    ]);
+    expect(catalog.resources!.map((r) => r.uri)).toEqual(['fixture-1+fixture://res/0', 'fixture-1+fixture://ticker', 'fixture-1+fixture://stats']);
+    expect(catalog.resources![0]).toMatchObject({ name: expect.any(String), mimeType: expect.any(String) });
+    expect(catalog.templates!.map((t) => t.uriTemplate)).toEqual(['fixture-1+fixture://res/{id}', 'fixture-1+fixture://item/{category}/{id}']);
+    expect(splitStderr(result.stderr).lines).toEqual([`mcp-federate: ghost is unavailable: spawn ${ghost.command} ENOENT`]);
   });
 });
 
