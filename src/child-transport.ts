@@ -23,6 +23,10 @@ export interface ChildTransportParams {
   maxDepth?: number;
 }
 
+/** Lines of the child's stderr kept for {@link ChildTransport.stderrTail}, and the characters kept of each. */
+const STDERR_TAIL_LINES = 20;
+const STDERR_LINE_CHARS = 1000;
+
 /**
  * Like the SDK's StdioClientTransport (same environment rules and stop sequence: stdin end,
  * SIGTERM, SIGKILL) but framed by {@link LineTransport}, so writes to the child are batched.
@@ -37,8 +41,17 @@ export class ChildTransport implements Transport {
   private lines: LineTransport | undefined;
   private exited: Promise<void> | undefined;
   private starting: Promise<void> | undefined;
+  private readonly stderrLines: string[] = [];
 
   constructor(private readonly params: ChildTransportParams) {}
+
+  /**
+   * The last lines (up to 20, each cut at 1000 characters) the child wrote to stderr: why a child
+   * that failed did so, kept without logging every line above info.
+   */
+  get stderrTail(): readonly string[] {
+    return [...this.stderrLines];
+  }
 
   /** The child's pid once started. */
   get pid(): number | undefined {
@@ -76,8 +89,10 @@ export class ChildTransport implements Transport {
     };
     this.lines = lines;
     const onStderrLine = this.params.onStderrLine;
-    if (onStderrLine) createInterface({ input: child.stderr!, crlfDelay: Infinity }).on('line', onStderrLine);
-    else child.stderr!.resume();
+    createInterface({ input: child.stderr!, crlfDelay: Infinity }).on('line', (line) => {
+      if (this.stderrLines.push(line.slice(0, STDERR_LINE_CHARS)) > STDERR_TAIL_LINES) this.stderrLines.shift();
+      onStderrLine?.(line);
+    });
     child.once('close', () => {
       this.child = undefined;
       void lines.close();

@@ -17,10 +17,12 @@ import { VERSION } from './version.js';
 const USAGE = `Usage:
   mcp-federate [serve] [--config <file>] [--log-level <level>] [--log-file <file>]
       Serve the federated MCP endpoint over stdio (stdout carries JSON-RPC only).
-  mcp-federate ls [--config <file>] [--log-level <level>]
-      Connect every upstream, print the merged catalog, exit.
+  mcp-federate ls [--json] [--config <file>] [--log-level <level>]
+      Connect every upstream, print the merged catalog, exit: 0 when every enabled upstream
+      is ready, 1 when one is not (its reason on stderr).
 Options:
-  --config <file>     configuration file (default: search mcp-federate.config.*, .mcp-federaterc, package.json)
+  --config <file>     configuration file (default: search mcp-federate.config.*, .mcp-federaterc*, package.json)
+  --json              ls: print the catalog as one JSON object
   --log-level <level> fatal|error|warn|info|debug|trace|silent (default: info; ls: warn)
   --log-file <file>   write JSON logs to this file instead of stderr
   --help, --version
@@ -41,6 +43,7 @@ async function main(argv: string[]): Promise<number> {
         config: { type: 'string', short: 'c' },
         'log-level': { type: 'string' },
         'log-file': { type: 'string' },
+        json: { type: 'boolean' },
         help: { type: 'boolean', short: 'h' },
         version: { type: 'boolean', short: 'v' },
       },
@@ -57,9 +60,11 @@ async function main(argv: string[]): Promise<number> {
   if (!['serve', 'ls'].includes(command) || positionals.length > 1) throw new UsageError(`unknown command: ${positionals.join(' ')}\n\n${USAGE}`);
   const level = values['log-level'] ?? (command === 'ls' ? 'warn' : 'info');
   if (!LEVELS.has(level)) throw new UsageError(`--log-level: expected one of ${[...LEVELS].join(', ')}, got "${level}"`);
+  if (values.json && command !== 'ls') throw new UsageError(`--json: only with ls\n\n${USAGE}`);
 
-  const { config, filepath } = await loadConfig(values.config === undefined ? {} : { file: values.config });
+  const { config, filepath, ignoredKeys } = await loadConfig(values.config === undefined ? {} : { file: values.config });
   const logger = createLogger({ level, ...(values['log-file'] ? { file: values['log-file'] } : {}) });
+  if (ignoredKeys.length > 0) logger.warn({ keys: ignoredKeys }, 'ignoring configuration keys mcp-federate does not use');
   // Signals are trapped before any child exists, so none can be orphaned by an early SIGTERM.
   const stopRequested = command === 'serve' ? trapStop() : new Promise<string>(() => undefined);
   // Children first, then the heavy modules (SDK, zod schemas, ajv) load while the children boot.
@@ -69,9 +74,11 @@ async function main(argv: string[]): Promise<number> {
   if (command === 'ls') {
     try {
       await proxy.start();
-      const { printCatalog } = await import('./catalog.js');
-      process.stdout.write(await printCatalog(proxy));
-      return 0;
+      const { allReady, collectCatalog, renderCatalog, renderUnavailable } = await import('./catalog.js');
+      const catalog = await collectCatalog(proxy, config);
+      process.stdout.write(values.json ? `${JSON.stringify(catalog)}\n` : renderCatalog(catalog));
+      process.stderr.write(renderUnavailable(catalog));
+      return allReady(catalog) ? 0 : 1;
     } finally {
       await proxy.close();
       await flushLogger(logger);

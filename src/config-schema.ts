@@ -1,11 +1,16 @@
 // The configuration shape: the single zod schema, with every field's meaning and default. Pure.
 import { z } from 'zod';
-import { SERVER_ID_PATTERN } from './uri.js';
+import { deriveServerId, isServerId, SERVER_ID_PATTERN } from './uri.js';
 
 const positiveInt = () => z.number().int().positive();
 
 /** Fields every upstream accepts, whatever its transport. */
 const commonServerFields = {
+  /**
+   * The server id: the namespace of this upstream's URIs (`<namespace>+<upstream-uri>`), matching
+   * `^[a-z0-9][a-z0-9.-]{0,62}$`. Default: the server's key, lower-cased, with `_` turned into `-`.
+   */
+  namespace: z.string().regex(SERVER_ID_PATTERN, `must match ${SERVER_ID_PATTERN.source} ("+" and "_" are reserved)`).optional(),
   /** Set to false to keep the entry in the file but not connect it. Default: true. */
   enabled: z.boolean().default(true),
   /** Accepted for pasted client configs: `disabled: true` is `enabled: false`. */
@@ -43,6 +48,13 @@ export const StdioServerSchema = z.strictObject({
   env: z.record(z.string(), z.string()).default({}),
   /** Working directory of the child, relative to the config file's folder. Default: the proxy's cwd. */
   cwd: z.string().min(1).optional(),
+  /**
+   * A dotenv file (VS Code's `envFile`), relative to the config file's folder, read when the config
+   * is loaded; its variables go under `env`, and `env` wins. A missing file is an error. Default: none.
+   */
+  envFile: z.string().min(1).optional(),
+  /** VS Code's dev-mode block (`watch`, `debug`): accepted for pasted configs and ignored. */
+  dev: z.record(z.string(), z.unknown()).optional(),
   ...commonServerFields,
 });
 
@@ -60,7 +72,7 @@ export const RemoteServerSchema = z.strictObject({
 });
 
 /** One upstream: stdio when it has `command`, remote when it has `url`. */
-export const ServerSchema = z.unknown().transform((value, ctx): StdioServerConfig | RemoteServerConfig => {
+export const ServerSchema = z.unknown().transform((value, ctx): ParsedServer => {
   const schema = isObject(value) && 'url' in value && !('command' in value) ? RemoteServerSchema : StdioServerSchema;
   if (!isObject(value) || (!('url' in value) && !('command' in value))) {
     ctx.addIssue({ code: 'custom', message: 'expected "command" (stdio upstream) or "url" (remote upstream)' });
@@ -74,10 +86,8 @@ export const ServerSchema = z.unknown().transform((value, ctx): StdioServerConfi
   return parsed.data;
 });
 
-const ServersSchema = z.record(
-  z.string().regex(SERVER_ID_PATTERN, 'server ids must match ^[a-z0-9][a-z0-9.-]{0,62}$ ("+" and "_" are reserved)'),
-  ServerSchema,
-);
+/** Upstreams by key as written; each key stands for a server id (see `namespace`). */
+const ServersSchema = z.record(z.string(), ServerSchema);
 
 /** Listing limits. */
 export const ListSchema = z.strictObject({
@@ -153,7 +163,10 @@ export const ListChangedSchema = z.strictObject({
 /** The whole configuration file. */
 export const ConfigSchema = z
   .strictObject({
-    /** Upstreams by server id, in the order their lists are merged. */
+    /**
+     * Upstreams by name, in the order their lists are merged. A name is any string (`Memory`,
+     * `brave_search`); it stands for the server id `namespace`, by default derived from it.
+     */
     servers: ServersSchema.optional(),
     /** Alias of `servers`, so an existing client's `mcpServers` block pastes in. */
     mcpServers: ServersSchema.optional(),
@@ -175,22 +188,43 @@ export const ConfigSchema = z
       ctx.addIssue({ code: 'custom', path: ['mcpServers'], message: 'give either "servers" or "mcpServers", not both' });
       return z.NEVER;
     }
+    const block = c.servers ? 'servers' : 'mcpServers';
     const servers = c.servers ?? c.mcpServers;
     if (!servers || Object.keys(servers).length === 0) {
       ctx.addIssue({ code: 'custom', path: ['servers'], message: 'at least one server is required' });
       return z.NEVER;
     }
+    const byId = normalise(block, servers, ctx);
+    if (!byId) return z.NEVER;
     const { mcpServers: _alias, servers: _servers, ...rest } = c;
-    return { ...rest, servers: normalise(servers) };
+    return {
+      ...rest,
+      /** Upstreams by server id (their URI namespace), in config order; each keeps its key as `name`. */
+      servers: byId,
+    };
   });
 
+/** What every validated upstream carries besides its own fields. */
+interface ServerIdentity {
+  /**
+   * The server's key in the config file, as written (`Memory`, `brave_search`), for logs and `ls`.
+   * Its id (URI namespace) is its key in `FederateConfig.servers`.
+   */
+  name: string;
+}
+
+/** One upstream as the schema reads it, before it is keyed by its id. */
+type ParsedServer = z.output<typeof StdioServerSchema> | z.output<typeof RemoteServerSchema>;
 /** A stdio upstream after validation. */
-export type StdioServerConfig = z.output<typeof StdioServerSchema>;
+export type StdioServerConfig = z.output<typeof StdioServerSchema> & ServerIdentity;
 /** A remote upstream after validation. */
-export type RemoteServerConfig = z.output<typeof RemoteServerSchema>;
+export type RemoteServerConfig = z.output<typeof RemoteServerSchema> & ServerIdentity;
 /** Any upstream after validation. */
 export type ServerConfig = StdioServerConfig | RemoteServerConfig;
-/** The validated configuration, with defaults filled in. */
+/**
+ * The validated configuration, with defaults filled in. `servers` is keyed by server id (the URI
+ * namespace, derived from each key or given as `namespace`), in config order.
+ */
 export type FederateConfig = z.output<typeof ConfigSchema>;
 /** The configuration as written in a file (defaults optional). */
 export type FederateConfigInput = z.input<typeof ConfigSchema>;
@@ -200,13 +234,40 @@ export function isRemote(server: ServerConfig): server is RemoteServerConfig {
   return 'url' in server;
 }
 
-function normalise(servers: Record<string, ServerConfig>): Record<string, ServerConfig> {
+/**
+ * Keys the servers by id (`namespace`, or derived from the key), folds `disabled` into `enabled` and
+ * `type: "sse"` into `transport`. Undefined after reporting an id that is invalid or used twice.
+ */
+function normalise(block: string, servers: Record<string, ParsedServer>, ctx: z.RefinementCtx): Record<string, ServerConfig> | undefined {
   const out: Record<string, ServerConfig> = {};
-  for (const [id, s] of Object.entries(servers)) {
+  const keyOf = new Map<string, string>();
+  let ok = true;
+  for (const [name, s] of Object.entries(servers)) {
+    const id = s.namespace ?? deriveServerId(name);
+    if (!isServerId(id)) {
+      ctx.addIssue({
+        code: 'custom',
+        path: [block, name],
+        message: `the namespace derived from this name, "${id}", does not match ${SERVER_ID_PATTERN.source}; set "namespace" to one that does`,
+      });
+      ok = false;
+      continue;
+    }
+    const other = keyOf.get(id);
+    if (other !== undefined) {
+      ctx.addIssue({ code: 'custom', path: [], message: `${block}.${other} and ${block}.${name} both use namespace "${id}"; set "namespace" on one` });
+      ok = false;
+      continue;
+    }
+    keyOf.set(id, name);
+    const { namespace: _namespace, ...fields } = s;
     const enabled = s.enabled && s.disabled !== true;
-    out[id] = isRemote(s) && s.type === 'sse' && !s.transport ? { ...s, enabled, transport: 'sse' } : { ...s, enabled };
+    out[id] =
+      'url' in fields && fields.type === 'sse' && !fields.transport
+        ? { ...fields, enabled, transport: 'sse', name }
+        : { ...fields, enabled, name };
   }
-  return out;
+  return ok ? out : undefined;
 }
 
 function isObject(v: unknown): v is Record<string, unknown> {

@@ -1,9 +1,11 @@
 // Finds, reads, interpolates and validates the configuration; every failure is one readable ProxyError.
 import path from 'node:path';
 import { readFile } from 'node:fs/promises';
+import { parseEnv } from 'node:util';
 import { lilconfig, type Loader } from 'lilconfig';
 import type { z } from 'zod';
-import { ConfigSchema, type FederateConfig } from './config-schema.js';
+import { sortTopLevelKeys } from './config-keys.js';
+import { ConfigSchema, isRemote, type FederateConfig, type ServerConfig } from './config-schema.js';
 import { ErrorCodes, ProxyError } from './errors.js';
 
 export * from './config-schema.js';
@@ -13,7 +15,11 @@ export const CONFIG_SEARCH_PLACES = [
   'package.json',
   '.mcp-federaterc',
   '.mcp-federaterc.json',
+  '.mcp-federaterc.yaml',
+  '.mcp-federaterc.yml',
   'mcp-federate.config.json',
+  'mcp-federate.config.yaml',
+  'mcp-federate.config.yml',
   'mcp-federate.config.js',
   'mcp-federate.config.mjs',
   'mcp-federate.config.cjs',
@@ -24,6 +30,15 @@ export interface LoadedConfig {
   config: FederateConfig;
   /** Absolute path of the file it was read from. */
   filepath: string;
+  /** Top-level keys of the file that are not ours and were ignored (another client's settings). */
+  ignoredKeys: string[];
+}
+
+/** A validated configuration and the top-level keys set aside on the way. */
+export interface ParsedConfig {
+  config: FederateConfig;
+  /** Top-level keys that are not ours (nor a typo of ours), in file order; not validated, not interpolated. */
+  ignoredKeys: string[];
 }
 
 /** Options of {@link loadConfig}. */
@@ -44,6 +59,19 @@ const jsonLoader: Loader = (filepath, content) => {
   }
 };
 
+const yamlLoader: Loader = async (filepath, content) => {
+  // Loaded only for a YAML file: a JSON config never pays for the parser.
+  const { parse } = await import('yaml');
+  try {
+    return parse(content, { logLevel: 'error' }) as unknown; // warnings would go to stderr unformatted
+  } catch (err) {
+    const e = err as Error & { linePos?: { line: number; col: number }[] };
+    const at = e.linePos?.[0] ? `line ${e.linePos[0].line}, column ${e.linePos[0].col}: ` : '';
+    const reason = e.message.split('\n')[0]!.replace(/ at line \d+, column \d+:?$/, '');
+    throw new ProxyError(ErrorCodes.CONFIG_INVALID, `${filepath}: not valid YAML (${at}${reason})`);
+  }
+};
+
 /**
  * Loads and validates the configuration. Throws `ProxyError(CONFIG_INVALID)` whose message names
  * the file, the path and the problem (`servers.docs.url: Invalid URL`).
@@ -52,7 +80,7 @@ export async function loadConfig(options: LoadConfigOptions = {}): Promise<Loade
   const cwd = options.cwd ?? process.cwd();
   const explorer = lilconfig('mcp-federate', {
     searchPlaces: CONFIG_SEARCH_PLACES,
-    loaders: { '.json': jsonLoader, noExt: jsonLoader },
+    loaders: { '.json': jsonLoader, '.yaml': yamlLoader, '.yml': yamlLoader, noExt: jsonLoader },
   });
   let found: { filepath: string; config: unknown } | null;
   try {
@@ -74,20 +102,48 @@ export async function loadConfig(options: LoadConfigOptions = {}): Promise<Loade
       `no configuration found from ${cwd} (looked for ${CONFIG_SEARCH_PLACES.join(', ')}); pass --config <file>`,
     );
   }
-  const config = parseConfig(found.config, { env: options.env ?? process.env, file: found.filepath });
-  return { config: resolveCwds(config, path.dirname(found.filepath)), filepath: found.filepath };
+  const { config, ignoredKeys } = validateConfig(found.config, { env: options.env ?? process.env, file: found.filepath });
+  const block = isObject(found.config) && found.config.servers === undefined && 'mcpServers' in found.config ? 'mcpServers' : 'servers';
+  const resolved = await resolvePaths(config, path.dirname(found.filepath), `${found.filepath}: ${block}`);
+  return { config: resolved, filepath: found.filepath, ignoredKeys };
 }
 
-/** Interpolates `${VAR}` and validates a raw config object. Pure apart from reading `env`. */
+/**
+ * Interpolates `${VAR}` and validates a raw config object; top-level keys that are not ours are
+ * ignored (see {@link validateConfig}). Pure apart from reading `env`.
+ */
 export function parseConfig(
   raw: unknown,
   options: { env: Readonly<Record<string, string | undefined>>; file?: string },
 ): FederateConfig {
+  return validateConfig(raw, options).config;
+}
+
+/**
+ * Like {@link parseConfig}, and names the top-level keys it set aside. Top-level keys that are not
+ * ours are ignored (a whole Claude Desktop or VS Code file loads), unless one is a near miss of ours
+ * (`cahce`): that is an error suggesting the key it was meant to be.
+ */
+export function validateConfig(
+  raw: unknown,
+  options: { env: Readonly<Record<string, string | undefined>>; file?: string },
+): ParsedConfig {
   const prefix = options.file ? `${options.file}: ` : '';
-  const interpolated = interpolateEnv(raw, options.env, [], prefix);
+  let ours = raw;
+  let ignoredKeys: string[] = [];
+  if (isObject(raw)) {
+    const keys = sortTopLevelKeys(raw, Object.keys(ConfigSchema.in.shape));
+    if (keys.typos.length > 0) {
+      const lines = keys.typos.map((t) => `unknown field "${t.key}" (did you mean "${t.suggestion}"?)`);
+      throw new ProxyError(ErrorCodes.CONFIG_INVALID, prefix + lines.join('\n'));
+    }
+    ours = keys.ours;
+    ignoredKeys = keys.ignored;
+  }
+  const interpolated = interpolateEnv(ours, options.env, [], prefix);
   const result = ConfigSchema.safeParse(interpolated);
   if (!result.success) throw new ProxyError(ErrorCodes.CONFIG_INVALID, prefix + formatIssues(result.error.issues));
-  return result.data;
+  return { config: result.data, ignoredKeys };
 }
 
 /** Replaces `${VAR}` (or `${VAR:-default}`) in every string; an unset variable is an error naming it. */
@@ -138,9 +194,31 @@ function formatPath(p: readonly PropertyKey[]): string {
   return p.map((s, i) => (typeof s === 'number' ? `[${s}]` : `${i === 0 ? '' : '.'}${String(s)}`)).join('');
 }
 
-function resolveCwds(config: FederateConfig, base: string): FederateConfig {
-  const servers = Object.fromEntries(
-    Object.entries(config.servers).map(([id, s]) => [id, 'cwd' in s && s.cwd ? { ...s, cwd: path.resolve(base, s.cwd) } : s]),
-  );
+/**
+ * Resolves `cwd` and `envFile` against the config file's folder and merges each `envFile` under its
+ * server's `env` (which wins). A file that cannot be read is an error naming the server and the path.
+ */
+async function resolvePaths(config: FederateConfig, base: string, where: string): Promise<FederateConfig> {
+  const resolve = async (s: ServerConfig): Promise<ServerConfig> => {
+    if (isRemote(s)) return s;
+    const out = s.cwd ? { ...s, cwd: path.resolve(base, s.cwd) } : { ...s };
+    if (s.envFile === undefined) return out;
+    const envFile = path.resolve(base, s.envFile);
+    let content: string;
+    try {
+      content = await readFile(envFile, 'utf8');
+    } catch (err) {
+      const reason = (err as NodeJS.ErrnoException).code ?? (err as Error).message;
+      throw new ProxyError(ErrorCodes.CONFIG_INVALID, `${where}.${s.name}.envFile: cannot read ${envFile} (${reason})`, { cause: err });
+    }
+    const fromFile = Object.fromEntries(Object.entries(parseEnv(content)).filter((e): e is [string, string] => e[1] !== undefined));
+    return { ...out, envFile, env: { ...fromFile, ...s.env } };
+  };
+  const servers: Record<string, ServerConfig> = {};
+  for (const [id, s] of Object.entries(config.servers)) servers[id] = await resolve(s); // in order: the first bad file is named
   return { ...config, servers };
+}
+
+function isObject(v: unknown): v is Record<string, unknown> {
+  return typeof v === 'object' && v !== null && !Array.isArray(v);
 }

@@ -3,6 +3,7 @@ export { createProxy, type Proxy, type ProxyOptions } from './proxy.js';
 export {
   loadConfig,
   parseConfig,
+  validateConfig,
   ConfigSchema,
   type FederateConfig,
   type FederateConfigInput,
@@ -10,9 +11,10 @@ export {
   type StdioServerConfig,
   type RemoteServerConfig,
   type LoadedConfig,
+  type ParsedConfig,
 } from './config.js';
 export { createLogger, type LoggerOptions } from './logger.js';
-export { encodeUri, decodeUri, isServerId, SERVER_ID_PATTERN, type NamespacedUri } from './uri.js';
+export { encodeUri, decodeUri, isServerId, deriveServerId, SERVER_ID_PATTERN, type NamespacedUri } from './uri.js';
 export { ErrorCodes, ProxyError, type ErrorCode } from './errors.js';
 export { defaultTransportFactory, type TransportFactory, type TransportCandidate } from './transports.js';
 export { META_INCOMPLETE } from './protocol.js';

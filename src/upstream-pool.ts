@@ -61,7 +61,10 @@ export class UpstreamPool {
     const results = await Promise.allSettled(this.upstreams.map((u) => u.connect()));
     results.forEach((r, i) => {
       if (r.status === 'rejected' && !(r.reason instanceof ProxyError && r.reason.code === ErrorCodes.CLOSED)) {
-        this.logger.error({ server: this.upstreams[i]?.id, err: String(r.reason) }, 'upstream failed to start; serving the others');
+        // A child's last stderr lines go with it: the usual reason it failed, and otherwise logged only at info.
+        const stderr = this.upstreams[i]?.failure?.stderr ?? [];
+        const fields = { server: this.upstreams[i]?.id, err: String(r.reason), ...(stderr.length > 0 ? { stderr } : {}) };
+        this.logger.error(fields, 'upstream failed to start; serving the others');
       }
     });
   }

@@ -18,6 +18,14 @@ export interface UpstreamNotification {
   params?: Record<string, unknown> | undefined;
 }
 
+/** Why an upstream is unavailable. */
+export interface UpstreamFailure {
+  /** The error of its last connection attempt, or "connection closed" when a ready session ended. */
+  reason: string;
+  /** The last lines (up to 20) its child process wrote to stderr before that; empty for remote upstreams. */
+  stderr: readonly string[];
+}
+
 /** Dependencies of an {@link Upstream}. */
 export interface UpstreamOptions {
   transportFactory: TransportFactory;
@@ -50,6 +58,8 @@ export class Upstream {
   generation = 0;
   /** True when the current transport parses every message into fresh objects (safe to rewrite in place). */
   freshMessages = false;
+  /** Why it is unavailable (its last failure); undefined until one, and again once ready. */
+  failure: UpstreamFailure | undefined;
   private client: Client | undefined;
   /** The client of a connection attempt in progress (closed by `close()` so its child ends too). */
   private connectingClient: Client | undefined;
@@ -71,7 +81,7 @@ export class Upstream {
   ) {
     this.queue = new FairQueue(config.concurrency);
     this.firstAttempt = new Promise((resolve) => (this.firstAttemptDone = resolve));
-    this.log = options.logger.child({ server: id });
+    this.log = options.logger.child(config.name === id ? { server: id } : { server: id, name: config.name });
   }
 
   /**
@@ -96,12 +106,15 @@ export class Upstream {
 
   private async attempt(): Promise<void> {
     this.setStatus('connecting');
+    let lastStderr: readonly string[] = [];
     let lastError: unknown;
     for (const candidate of this.options.transportFactory(this.id, this.config, this.options.logger, this.options.limits)) {
       const client = new Client(this.options.clientInfo, { capabilities: {} });
       this.connectingClient = client;
+      let attempted: unknown;
       try {
         const transport = await candidate.create();
+        attempted = transport;
         await client.connect(transport, { timeout: this.config.timeoutMs });
         installDispatch(client, transport, 'client');
         this.freshMessages = candidate.freshMessages === true;
@@ -110,6 +123,7 @@ export class Upstream {
         if ((this.status as UpstreamStatus) === 'closed') break;
         this.log.debug({ transport: candidate.kind, err: String(err) }, 'transport attempt failed');
         await client.close().catch(() => undefined);
+        lastStderr = stderrTailOf(attempted); // after close: a child stopped on a timeout has had its say
         continue;
       }
       this.connectingClient = undefined;
@@ -123,6 +137,7 @@ export class Upstream {
     }
     this.connectingClient = undefined;
     if ((this.status as UpstreamStatus) === 'closed') throw new ProxyError(ErrorCodes.CLOSED, `upstream ${this.id} is closed`);
+    this.failure = { reason: lastError instanceof Error ? lastError.message : String(lastError), stderr: lastStderr };
     this.setStatus('unavailable');
     this.scheduleReconnect();
     throw new ProxyError(ErrorCodes.UPSTREAM_UNAVAILABLE, `upstream ${this.id} failed to start: ${String(lastError)}`, {
@@ -239,7 +254,9 @@ export class Upstream {
 
   private attach(client: Client): void {
     this.client = client;
+    this.failure = undefined;
     this.capabilities = client.getServerCapabilities();
+    const transport = client.transport;
     // One handler per client for every notification: the SDK keeps only one per method, so the
     // pool fans out to all interested parties instead of registering per downstream session.
     client.fallbackNotificationHandler = async (n) => {
@@ -250,7 +267,8 @@ export class Upstream {
       if (this.client !== client) return;
       this.client = undefined;
       if (this.status === 'closed') return;
-      this.log.warn('upstream connection closed');
+      this.failure = { reason: 'connection closed', stderr: stderrTailOf(transport) };
+      this.log.warn(this.failure.stderr.length > 0 ? { stderr: this.failure.stderr } : {}, 'upstream connection closed');
       // A connection that stayed up for the longest backoff was healthy: start the backoff afresh.
       // One that died sooner keeps climbing, so a crash loop never respawns faster than the backoff.
       if (this.options.reconnect && Date.now() - this.readyAt >= this.options.reconnect.maxDelayMs) this.attempts = 0;
@@ -285,6 +303,12 @@ export class Upstream {
     }
     return new ProxyError(ErrorCodes.UPSTREAM_ERROR, `upstream ${this.id} failed`, { cause: err, details });
   }
+}
+
+/** The last stderr lines of a transport with a child process (see `ChildTransport.stderrTail`); else none. */
+function stderrTailOf(transport: unknown): readonly string[] {
+  const tail = (transport as { stderrTail?: unknown } | undefined)?.stderrTail;
+  return Array.isArray(tail) ? (tail as string[]) : [];
 }
 
 /**

@@ -20,6 +20,17 @@ export function isServerId(id: string): boolean {
 }
 
 /**
+ * The server id (URI namespace) a config key stands for: lower-cased, `_` turned into `-`, nothing
+ * else changed, so keys as clients write them (`Memory`, `brave_search`) work. The result may still
+ * be invalid (`My Server` gives `my server`): check it with {@link isServerId}.
+ *
+ * @example deriveServerId('Brave_Search') // 'brave-search'
+ */
+export function deriveServerId(key: string): string {
+  return key.toLowerCase().replaceAll('_', '-');
+}
+
+/**
  * Wraps an upstream URI (or URI template) with its server id. Always wraps, even when the
  * upstream URI already looks namespaced: an upstream can never speak for another.
  *

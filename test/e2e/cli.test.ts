@@ -1,10 +1,17 @@
 // End to end: the CLI surface of the built binary — exit codes, messages, `ls`, `--version`,
-// stdout purity of `serve`, and shutdown (SIGTERM, SIGINT, stdin end) taking the upstreams down.
+// stdout purity of `serve`, client config files and YAML, and shutdown (SIGTERM, SIGINT, stdin end)
+// taking the upstreams down.
 import { describe, expect, it } from 'vitest';
 import { JSONRPCMessageSchema } from '@modelcontextprotocol/sdk/types.js';
-import { PACKAGE_VERSION, RawSession, TempDir, isAlive, parseLogLines, runCli, upstreams, waitForExit } from './helpers.js';
+import { PACKAGE_VERSION, RawSession, TempDir, isAlive, parseLogLines, runCli, upstreams, waitForExit, type LogRecord } from './helpers.js';
 
 const NO_STACK = /^\s+at /m;
+
+/** The CLI's stderr split into JSON log records and the plain lines it printed itself. */
+function splitStderr(stderr: unknown): { logs: LogRecord[]; lines: string[] } {
+  const all = String(stderr).split('\n').filter((line) => line !== '');
+  return { logs: parseLogLines(all.filter((l) => l.startsWith('{')).join('\n')), lines: all.filter((l) => !l.startsWith('{')) };
+}
 
 /** True when `line` is one JSON-RPC 2.0 message. */
 function isJsonRpc(line: string): boolean {
@@ -21,12 +28,22 @@ describe.concurrent('invalid invocations exit 2 with a one-line reason and no st
     ['a file that is not JSON', '{"servers": {', /^not valid JSON \(.+\)$/],
     ['an invalid url', { servers: { docs: { url: 'not a url' } } }, 'servers.docs.url: Invalid URL'],
     ['a non-http url', { servers: { docs: { url: 'ftp://example.com/x' } } }, 'servers.docs.url: Invalid URL'],
-    ['an unknown top-level field', { servers: { docs: { command: 'x' } }, extra: 1 }, 'unknown field(s) "extra"'],
+    ['a near miss of a top-level field', { servers: { docs: { command: 'x' } }, cahce: {} }, 'unknown field "cahce" (did you mean "cache"?)'],
     ['an unknown server field', { servers: { docs: { command: 'x', timeoutMS: 5 } } }, 'servers.docs: unknown field(s) "timeoutMS"'],
     [
-      'a bad server id',
-      { servers: { Docs_1: { command: 'x' } } },
-      'servers.Docs_1: server ids must match ^[a-z0-9][a-z0-9.-]{0,62}$ ("+" and "_" are reserved)',
+      'a name that makes no valid namespace',
+      { servers: { 'My Server': { command: 'x' } } },
+      'servers.My Server: the namespace derived from this name, "my server", does not match ^[a-z0-9][a-z0-9.-]{0,62}$; set "namespace" to one that does',
+    ],
+    [
+      'two names for one namespace',
+      { mcpServers: { Memory: { command: 'x' }, memory: { command: 'y' } } },
+      'mcpServers.Memory and mcpServers.memory both use namespace "memory"; set "namespace" on one',
+    ],
+    [
+      'a missing envFile',
+      { servers: { docs: { command: 'x', envFile: 'missing.env' } } },
+      /^servers\.docs\.envFile: cannot read \/.+\/missing\.env \(ENOENT\)$/,
     ],
     [
       'an unset ${VAR}',
@@ -48,6 +65,17 @@ describe.concurrent('invalid invocations exit 2 with a one-line reason and no st
     const message = stderr.slice(prefix.length);
     if (typeof problem === 'string') expect(message).toBe(problem);
     else expect(message).toMatch(problem);
+  });
+
+  it('a YAML syntax error names the file and the line', async () => {
+    using dir = new TempDir();
+    const file = dir.writeConfig('servers:\n  docs:\n    command: x\n   args: []\n', 'mcp-federate.yaml');
+    const result = await runCli(['ls', '--config', file]);
+    expect(result).toMatchObject({
+      exitCode: 2,
+      stdout: '',
+      stderr: `mcp-federate: ${file}: not valid YAML (line 4, column 1: All mapping items must start at the same column)`,
+    });
   });
 
   it('`ls` with an invalid config exits 2 the same way', async () => {
@@ -72,6 +100,7 @@ describe.concurrent('invalid invocations exit 2 with a one-line reason and no st
     [['frob'], 'unknown command: frob'],
     [['serve', 'extra'], 'unknown command: serve extra'],
     [['--log-level', 'loud'], '--log-level: expected one of fatal, error, warn, info, debug, trace, silent, got "loud"'],
+    [['serve', '--json'], '--json: only with ls'],
   ])('arguments %j', async (args, reason) => {
     const result = await runCli(args);
     expect(result.exitCode).toBe(2);
@@ -94,23 +123,25 @@ describe.concurrent('informational commands', () => {
     expect(result.stderr).toBe('');
   });
 
-  it('`ls` prints each server’s status and counts, then every namespaced URI, and exits 0', async () => {
+  it('`ls` prints each server’s status and counts (disabled ones too), then every namespaced URI; an unavailable one makes it exit 1 with its reason on stderr', async () => {
     using dir = new TempDir();
+    const ghost = upstreams.missing();
     const file = dir.writeConfig({
       servers: {
         fx: upstreams.fixture('--resources', '2', '--page-size', '1'),
-        ghost: upstreams.missing(),
+        ghost,
         off: { ...upstreams.fixture(), enabled: false },
         mem: upstreams.memory(dir.file('memory.jsonl')),
       },
     });
     const result = await runCli(['ls', '--config', file]);
-    expect(result.exitCode).toBe(0);
+    expect(result.exitCode).toBe(1);
     expect(result.stdout).toBe(
       [
         'SERVER  STATUS       RESOURCES  TEMPLATES',
         'fx      ready        4          2',
         'ghost   unavailable  -          -',
+        'off     disabled     -          -',
         'mem     ready        1          0',
         '',
         'Resources:',
@@ -125,24 +156,111 @@ describe.concurrent('informational commands', () => {
         '  fx+fixture://item/{category}/{id}',
       ].join('\n'),
     );
-    // The default `ls` log level is warn: the failures are logged to stderr as JSON.
-    const failed = parseLogLines(String(result.stderr)).filter((r) => r.msg === 'upstream failed to start; serving the others');
+    const { logs, lines } = splitStderr(result.stderr);
+    expect(lines).toEqual([`mcp-federate: ghost is unavailable: spawn ${ghost.command} ENOENT`]);
+    // The default `ls` log level is warn: the failures are logged to stderr as JSON too.
+    const failed = logs.filter((r) => r.msg === 'upstream failed to start; serving the others');
     expect(failed.map((r) => r.server)).toEqual(['ghost']);
   });
 
-  it('`ls` reports an upstream that failed at startup as unavailable, even while it is being retried', async () => {
+  it('`ls` shows the last stderr lines of a child that failed at startup, and logs them', async () => {
     using dir = new TempDir();
-    // A fast retry loop keeps `dead` (which exits at once, every time) in "connecting" most of the time.
+    // A fast retry loop would keep `dead` (which exits at once, every time) in "connecting"; ls does not retry.
     const file = dir.writeConfig({
       servers: { fx: upstreams.fixture('--resources', '1'), dead: upstreams.fixture('--exit-on-start') },
       reconnect: { initialDelayMs: 1, maxDelayMs: 2 },
     });
     const result = await runCli(['ls', '--config', file]);
-    expect(result.exitCode).toBe(0);
+    expect(result.exitCode).toBe(1);
     expect(String(result.stdout).split('\n').slice(0, 3)).toEqual([
       'SERVER  STATUS       RESOURCES  TEMPLATES',
       'fx      ready        3          2',
       'dead    unavailable  -          -',
+    ]);
+    const { logs, lines } = splitStderr(result.stderr);
+    expect(lines).toHaveLength(3);
+    expect(lines[0]).toMatch(/^mcp-federate: dead is unavailable: .+/);
+    expect(lines.slice(1)).toEqual(['  its last stderr lines:', '    catalog-server: --exit-on-start']);
+    const failed = logs.find((r) => r.msg === 'upstream failed to start; serving the others');
+    expect(failed).toMatchObject({ server: 'dead', stderr: ['catalog-server: --exit-on-start'] });
+  });
+
+  it('`ls` exits 0 with nothing on stderr when every enabled upstream is ready, and names servers whose key is not their id', async () => {
+    using dir = new TempDir();
+    const file = dir.writeConfig({
+      mcpServers: { My_Fixture: upstreams.fixture('--resources', '1'), off: { ...upstreams.missing(), disabled: true } },
+    });
+    const result = await runCli(['ls', '--config', file]);
+    expect(result).toMatchObject({ exitCode: 0, stderr: '' });
+    expect(String(result.stdout).split('\n').slice(0, 5)).toEqual([
+      'SERVER      STATUS    RESOURCES  TEMPLATES  NAME',
+      'my-fixture  ready     3          2          My_Fixture',
+      'off         disabled  -          -          off',
+      '',
+      'Resources:',
+    ]);
+  });
+
+  it('`ls --json` prints the catalog as one JSON object, and exits 1 when an upstream is unavailable', async () => {
+    using dir = new TempDir();
+    const ghost = upstreams.missing();
+    const file = dir.writeConfig({
+      servers: { Fixture_1: upstreams.fixture('--resources', '1'), ghost, off: { ...upstreams.fixture(), enabled: false } },
+    });
+    const result = await runCli(['ls', '--json', '--config', file]);
+    expect(result.exitCode).toBe(1);
+    expect(String(result.stdout).endsWith('}')).toBe(true);
+    const catalog = JSON.parse(String(result.stdout)) as Record<string, Record<string, unknown>[]>;
+    expect(catalog.servers).toEqual([
+      { id: 'fixture-1', name: 'Fixture_1', status: 'ready', resources: 3, templates: 2 },
+      { id: 'ghost', name: 'ghost', status: 'unavailable', reason: `spawn ${ghost.command} ENOENT`, resources: null, templates: null },
+      { id: 'off', name: 'off', status: 'disabled', resources: null, templates: null },
+    ]);
+    expect(catalog.resources!.map((r) => r.uri)).toEqual(['fixture-1+fixture://res/0', 'fixture-1+fixture://ticker', 'fixture-1+fixture://stats']);
+    expect(catalog.resources![0]).toMatchObject({ name: expect.any(String), mimeType: expect.any(String) });
+    expect(catalog.templates!.map((t) => t.uriTemplate)).toEqual(['fixture-1+fixture://res/{id}', 'fixture-1+fixture://item/{category}/{id}']);
+    expect(splitStderr(result.stderr).lines).toEqual([`mcp-federate: ghost is unavailable: spawn ${ghost.command} ENOENT`]);
+  });
+});
+
+describe.concurrent('configuration files from elsewhere', () => {
+  it('serves a YAML config, under namespaces derived from its keys', async () => {
+    const yaml = [
+      '# mcp-federate.yaml',
+      'servers:',
+      '  Fixture_A:',
+      `    command: ${JSON.stringify(upstreams.fixture().command)}`,
+      '    args:',
+      ...upstreams.fixture('--resources', '1').args.map((a) => `      - ${JSON.stringify(a)}`),
+      '  b:',
+      `    command: ${JSON.stringify(upstreams.fixture().command)}`,
+      `    args: [${upstreams.fixture('--resources', '2').args.map((a) => JSON.stringify(a)).join(', ')}]`,
+      '',
+    ].join('\n');
+    await using session = new RawSession(yaml, ['--log-level', 'warn'], 'mcp-federate.yaml');
+    await session.initialize();
+    const list = await session.request('resources/list');
+    const uris = (list.result?.resources as { uri: string }[]).map((r) => r.uri);
+    expect(uris.filter((u) => u.includes('/res/'))).toEqual(['fixture-a+fixture://res/0', 'b+fixture://res/0', 'b+fixture://res/1']);
+    expect((await session.readJson('fixture-a+fixture://stats')).pid).toEqual(expect.any(Number));
+  });
+
+  it('serves a Claude Desktop config file, warning once about the keys it ignores', async () => {
+    const config = {
+      globalShortcut: 'Ctrl+Space',
+      mcpServers: { Catalog_Fixture: upstreams.fixture('--resources', '1') },
+      preferences: { token: '${NOT_SET_AND_NOT_OURS}' },
+    };
+    await using session = new RawSession(config, ['--log-level', 'warn']);
+    await session.initialize();
+    const list = await session.request('resources/list');
+    expect((list.result?.resources as { uri: string }[]).map((r) => r.uri)).toContain('catalog-fixture+fixture://res/0');
+    session.subprocess.stdin.end();
+    const result = await session.exit();
+    expect(result.exitCode).toBe(0);
+    const warnings = parseLogLines(String(result.stderr)).filter((r) => r.level === 40);
+    expect(warnings).toEqual([
+      expect.objectContaining({ msg: 'ignoring configuration keys mcp-federate does not use', keys: ['globalShortcut', 'preferences'] }),
     ]);
   });
 });

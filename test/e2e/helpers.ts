@@ -259,9 +259,10 @@ export class RawSession implements AsyncDisposable {
   private nextId = 1;
   private readonly exited: Promise<never>;
 
-  constructor(config: unknown, args: string[] = []) {
+  /** `config` is written as JSON, or a string as-is, to `configName` (its extension picks the format). */
+  constructor(config: unknown, args: string[] = [], configName = 'mcp-federate.json') {
     assertBuilt();
-    const configFile = this.dir.writeConfig(config);
+    const configFile = this.dir.writeConfig(config, configName);
     this.subprocess = execa(process.execPath, [CLI, '--config', configFile, ...args], {
       reject: false,
       stdin: 'pipe',

@@ -1,6 +1,10 @@
-// Config schema, interpolation and error messages.
-import { describe, expect, it } from 'vitest';
-import { parseConfig } from '../../src/config.js';
+// Config schema, interpolation, server namespaces, client config files, YAML and error messages.
+import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { editDistance } from '../../src/config-keys.js';
+import { loadConfig, parseConfig, validateConfig } from '../../src/config.js';
 import { ErrorCodes, ProxyError } from '../../src/errors.js';
 
 const env = { TOKEN: 'sekret', HOME: '/home/x' };
@@ -40,6 +44,11 @@ describe('config schema', () => {
     expect(c.servers.r).toMatchObject({ headers: { Authorization: 'Bearer sekret', X: 'dflt' } });
   });
 
+  it.each(['${input:api-key}', 'Bearer ${input:token}', '${input:a} and ${TOKEN}'])('leaves VS Code ${input:…} placeholders as they are: %j', (value) => {
+    const c = parse({ servers: { r: { url: 'https://h/mcp', headers: { A: value } } } });
+    expect(c.servers.r).toMatchObject({ headers: { A: value.replace('${TOKEN}', 'sekret') } });
+  });
+
   it('names an unset variable and where it is used', () => {
     expect(failure({ servers: { r: { url: 'https://h', headers: { A: '${MISSING}' } } } })).toBe(
       'servers.r.headers.A: environment variable MISSING is not set',
@@ -49,9 +58,6 @@ describe('config schema', () => {
   it.each([
     [{ servers: { docs: { url: 'not a url' } } }, 'servers.docs.url: Invalid URL'],
     [{ servers: { docs: { url: 'ftp://h/x' } } }, 'servers.docs.url: Invalid URL'],
-    [{ servers: { Docs: { command: 'x' } } }, 'servers.Docs: server ids must match'],
-    [{ servers: { a_b: { command: 'x' } } }, 'server ids must match'],
-    [{ servers: { 'a+b': { command: 'x' } } }, 'server ids must match'],
     [{ servers: { a: {} } }, 'servers.a: expected "command" (stdio upstream) or "url" (remote upstream)'],
     [{ servers: { a: { command: '' } } }, 'servers.a.command:'],
     [{ servers: { a: { command: 'x', args: 'nope' } } }, 'servers.a.args:'],
@@ -60,9 +66,204 @@ describe('config schema', () => {
     [{ servers: {} }, 'servers: at least one server is required'],
     [{}, 'servers: at least one server is required'],
     [{ servers: { a: { command: 'x' } }, mcpServers: { b: { command: 'y' } } }, 'mcpServers: give either'],
-    [{ servers: { a: { command: 'x' } }, extra: 1 }, 'unknown field(s) "extra"'],
+    [{ servers: { a: { command: 'x' } }, reconnect: { initialDelay: 5 } }, 'reconnect: unknown field(s) "initialDelay"'],
     [[1, 2], 'expected object'],
   ])('rejects %j with a readable message', (raw, expected) => {
     expect(failure(raw)).toContain(expected);
+  });
+});
+
+describe('server names and namespaces', () => {
+  it.each([
+    ['memory', 'memory'],
+    ['Memory', 'memory'],
+    ['brave_search', 'brave-search'],
+    ['Brave_Search.v2', 'brave-search.v2'],
+    ['GitHub-MCP', 'github-mcp'],
+    ['0x', '0x'],
+  ])('name %j serves under namespace %j and keeps its name', (name, id) => {
+    const c = parse({ mcpServers: { [name]: { command: 'x' } } });
+    expect(Object.keys(c.servers)).toEqual([id]);
+    expect(c.servers[id]).toMatchObject({ name, command: 'x' });
+  });
+
+  it('a valid lowercase id is its own namespace and name, and no "namespace" field is kept', () => {
+    const c = parse({ servers: { docs: { command: 'x' } } });
+    expect(c.servers).toEqual({ docs: expect.objectContaining({ name: 'docs', command: 'x' }) });
+    expect(c.servers.docs).not.toHaveProperty('namespace');
+  });
+
+  it('keys the servers by namespace in config order', () => {
+    const c = parse({ servers: { Zed: { command: 'x' }, alpha_1: { command: 'y' }, 'My Thing': { command: 'z', namespace: 'mid' } } });
+    expect(Object.entries(c.servers).map(([id, s]) => [id, s.name])).toEqual([
+      ['zed', 'Zed'],
+      ['alpha-1', 'alpha_1'],
+      ['mid', 'My Thing'],
+    ]);
+  });
+
+  it.each([
+    [{ 'My Server': { command: 'x', namespace: 'mine' } }, 'mine', 'My Server'],
+    [{ docs: { url: 'https://h/mcp', namespace: 'wiki.v2' } }, 'wiki.v2', 'docs'],
+    [{ Memory: { command: 'x' }, memory: { command: 'y', namespace: 'memory2' } }, 'memory2', 'memory'],
+  ])('"namespace" overrides the derived one: %j', (servers, id, name) => {
+    const c = parse({ servers });
+    expect(c.servers[id]).toMatchObject({ name });
+  });
+
+  it.each([
+    [{ servers: { Memory: { command: 'x' }, memory: { command: 'y' } } }, 'servers.Memory and servers.memory both use namespace "memory"; set "namespace" on one'],
+    [{ mcpServers: { brave_search: { command: 'x' }, 'brave-search': { command: 'y' } } }, 'mcpServers.brave_search and mcpServers.brave-search both use namespace "brave-search"; set "namespace" on one'],
+    [{ servers: { a: { command: 'x' }, b: { command: 'y', namespace: 'a' } } }, 'servers.a and servers.b both use namespace "a"; set "namespace" on one'],
+  ])('namespaces that collide are an error naming both: %j', (raw, message) => {
+    expect(failure(raw)).toBe(message);
+  });
+
+  it.each([
+    ['My Server', 'my server'],
+    ['a+b', 'a+b'],
+    ['-lead', '-lead'],
+    ['café', 'café'],
+    ['x'.repeat(64), 'x'.repeat(64)],
+  ])('a name whose derived namespace is invalid is an error naming it and suggesting "namespace": %j', (name, id) => {
+    expect(failure({ servers: { [name]: { command: 'x' } } })).toBe(
+      `servers.${name}: the namespace derived from this name, "${id}", does not match ^[a-z0-9][a-z0-9.-]{0,62}$; set "namespace" to one that does`,
+    );
+  });
+
+  it.each(['Mine', 'a_b', 'a+b', ''])('an invalid "namespace" is an error: %j', (namespace) => {
+    expect(failure({ servers: { a: { command: 'x', namespace } } })).toBe(
+      'servers.a.namespace: must match ^[a-z0-9][a-z0-9.-]{0,62}$ ("+" and "_" are reserved)',
+    );
+  });
+});
+
+describe('whole client config files', () => {
+  const validate = (raw: unknown) => validateConfig(raw, { env });
+
+  it('a Claude Desktop file loads its mcpServers and sets the other keys aside', () => {
+    const { config, ignoredKeys } = validate({
+      globalShortcut: 'Ctrl+Space',
+      mcpServers: { Memory: { command: 'npx', args: ['-y', '@modelcontextprotocol/server-memory'] } },
+      preferences: { theme: '${NOT_OURS}' },
+    });
+    expect(Object.keys(config.servers)).toEqual(['memory']);
+    expect(ignoredKeys).toEqual(['globalShortcut', 'preferences']);
+  });
+
+  it('a VS Code mcp.json loads: inputs set aside, type/envFile/dev accepted, ${input:x} left as it is', () => {
+    const { config, ignoredKeys } = validate({
+      inputs: [{ type: 'promptString', id: 'api-key', description: 'API key', password: true }],
+      servers: {
+        github: { type: 'http', url: 'https://api.example.com/mcp', headers: { Authorization: 'Bearer ${input:api-key}' } },
+        local_dev: {
+          type: 'stdio',
+          command: 'node',
+          args: ['server.js', '--token=${input:api-key}', '${TOKEN}'],
+          envFile: '.env',
+          dev: { watch: 'src/**/*.ts', debug: { type: 'node' } },
+        },
+      },
+    });
+    expect(ignoredKeys).toEqual(['inputs']);
+    expect(config.servers.github).toMatchObject({ headers: { Authorization: 'Bearer ${input:api-key}' } });
+    expect(config.servers['local-dev']).toMatchObject({ name: 'local_dev', args: ['server.js', '--token=${input:api-key}', 'sekret'], envFile: '.env' });
+  });
+
+  it('with only our own keys nothing is set aside', () => {
+    expect(validate({ servers: { a: { command: 'x' } }, list: {}, reconnect: {} }).ignoredKeys).toEqual([]);
+  });
+
+  it.each([
+    ['cahce', 'cache'],
+    ['servres', 'servers'],
+    ['lsit', 'list'],
+    ['Servers', 'servers'],
+    ['mcpservers', 'mcpServers'],
+    ['subscription', 'subscriptions'],
+    ['listchange', 'listChanged'],
+    ['reconect', 'reconnect'],
+  ])('a top-level near miss %j is still an error suggesting %j', (typo, meant) => {
+    expect(failure({ servers: { a: { command: 'x' } }, [typo]: {} })).toBe(`unknown field "${typo}" (did you mean "${meant}"?)`);
+  });
+
+  it.each([
+    ['servers.a', { servers: { a: { command: 'x', arsg: [] } } }, 'servers.a: unknown field(s) "arsg"'],
+    ['a block of ours', { servers: { a: { command: 'x' } }, list: { maxItemsPerPge: 5 } }, 'list: unknown field(s) "maxItemsPerPge"'],
+  ])('a typo inside %s is still an error', (_where, raw, message) => {
+    expect(failure(raw)).toBe(message);
+  });
+
+  it.each([
+    ['cahce', 'cache', 1],
+    ['lsit', 'list', 1],
+    ['servres', 'servers', 1],
+    ['inputs', 'list', 5],
+    ['globalShortcut', 'list', 12],
+    ['', 'wire', 4],
+  ])('editDistance(%j, %j) = %i', (a, b, d) => {
+    expect(editDistance(a, b)).toBe(d);
+    expect(editDistance(b, a)).toBe(d);
+  });
+});
+
+describe('loading files', () => {
+  let dir: string;
+  beforeEach(() => {
+    dir = mkdtempSync(path.join(os.tmpdir(), 'mcp-federate-config-'));
+  });
+  afterEach(() => rmSync(dir, { recursive: true, force: true }));
+  const write = (name: string, content: string) => {
+    const file = path.join(dir, name);
+    writeFileSync(file, content);
+    return file;
+  };
+
+  it('envFile is read relative to the config file, under env, and explicit env wins', async () => {
+    mkdirSync(path.join(dir, 'conf'));
+    write('conf/.env', '# a comment\nA=from-file\nB="quoted value"\nexport C=c\n');
+    const file = write('conf/mcp.json', JSON.stringify({ servers: { s: { command: 'x', envFile: '.env', env: { A: 'explicit' } } } }));
+    const { config, ignoredKeys } = await loadConfig({ file, env: {} });
+    expect(config.servers.s).toMatchObject({ env: { A: 'explicit', B: 'quoted value', C: 'c' }, envFile: path.join(dir, 'conf', '.env') });
+    expect(ignoredKeys).toEqual([]);
+  });
+
+  it('a missing envFile is an error naming the server and the path', async () => {
+    const file = write('mcp.json', JSON.stringify({ mcpServers: { My_Server: { command: 'x', envFile: 'nope.env' } } }));
+    await expect(loadConfig({ file, env: {} })).rejects.toMatchObject({
+      code: ErrorCodes.CONFIG_INVALID,
+      message: `${file}: mcpServers.My_Server.envFile: cannot read ${path.join(dir, 'nope.env')} (ENOENT)`,
+    });
+  });
+
+  it('loadConfig returns the keys it ignored', async () => {
+    const file = write('claude_desktop_config.json', JSON.stringify({ mcpServers: { a: { command: 'x' } }, globalShortcut: '' }));
+    expect((await loadConfig({ file, env: {} })).ignoredKeys).toEqual(['globalShortcut']);
+  });
+
+  it.each(['mcp-federate.yaml', 'config.yml'])('loads YAML from %s given with --config', async (name) => {
+    const file = write(name, 'servers:\n  Memory:\n    command: node\n    args: [server.js]\n    env:\n      TOKEN: ${TOKEN}\n# a comment\ncache:\n  enabled: false\n');
+    const { config } = await loadConfig({ file, env });
+    expect(config.servers.memory).toMatchObject({ name: 'Memory', command: 'node', args: ['server.js'], env: { TOKEN: 'sekret' } });
+    expect(config.cache.enabled).toBe(false);
+  });
+
+  it.each(['.mcp-federaterc.yaml', '.mcp-federaterc.yml', 'mcp-federate.config.yaml', 'mcp-federate.config.yml'])('finds %s when searching', async (name) => {
+    const file = write(name, 'mcpServers:\n  a:\n    command: x\n');
+    const loaded = await loadConfig({ cwd: dir, env: {} });
+    expect(loaded.filepath).toBe(file);
+    expect(Object.keys(loaded.config.servers)).toEqual(['a']);
+  });
+
+  it.each([
+    [
+      'servers:\n  a:\n    command: x\n   args: [1]\n',
+      'not valid YAML (line 4, column 1: All mapping items must start at the same column)',
+    ],
+    ['servers:\n  a: {command: x\n', 'not valid YAML (line 3, column 1: Flow map in block collection must be sufficiently indented and end with a })'],
+    ['servers:\n  a: 1\n  a: 2\n', 'not valid YAML (line 3, column 3: Map keys must be unique)'],
+  ])('a YAML syntax error names the file and the line: %j', async (content, message) => {
+    const file = write('bad.yaml', content);
+    await expect(loadConfig({ file, env: {} })).rejects.toMatchObject({ code: ErrorCodes.CONFIG_INVALID, message: `${file}: ${message}` });
   });
 });
