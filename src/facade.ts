@@ -104,8 +104,10 @@ interface Issue {
   message: string;
 }
 
+/** A zod validation failure: classic `ZodError`, or the core `$ZodError` (not an `Error`) SDK 1.x's compat layer throws. */
 function isZodError(err: unknown): err is { issues: Issue[] } {
-  return err instanceof Error && err.name === 'ZodError' && Array.isArray((err as { issues?: unknown }).issues);
+  const e = err as { name?: unknown; issues?: unknown } | null;
+  return typeof e === 'object' && e !== null && (e.name === 'ZodError' || e.name === '$ZodError') && Array.isArray(e.issues);
 }
 
 /** `Invalid params: uri: expected string, received number`: the first issue, one line, bounded. */

@@ -2,6 +2,7 @@
 import { describe, expect, it } from 'vitest';
 import type { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { McpError } from '@modelcontextprotocol/sdk/types.js';
+import { z } from 'zod';
 import { META_INCOMPLETE } from '../../src/protocol.js';
 import { createUpstreamServer, newStats, richResource } from '../helpers/upstream-server.js';
 import { rpcError, startHarness } from '../helpers/harness.js';
@@ -276,6 +277,26 @@ describe('reads', () => {
     }
     await Promise.all(reads);
     expect(peak).toBe(2);
+  });
+});
+
+describe('invalid params', () => {
+  it.each([
+    ['resources/read', undefined, /^Invalid params: params: /],
+    ['resources/read', { uri: 123 }, /^Invalid params: uri: expected string, received number$/],
+    ['resources/list', { cursor: 1 }, /^Invalid params: cursor: /],
+    ['resources/subscribe', {}, /^Invalid params: uri: /],
+    ['completion/complete', { ref: { type: 'ref/resource' }, argument: { name: 'a', value: '' } }, /^Invalid params: ref/],
+    ['initialize', { protocolVersion: 5 }, /^Invalid params: /],
+  ])('%s %j: -32602 with one line naming the field, never a zod dump', async (method, params, message) => {
+    await using h = await startHarness({ upstreams: { a: () => createUpstreamServer({}).server } });
+    const c = await h.client();
+    const err = await rpcError(c.request({ method, ...(params ? { params } : {}) } as never, z.object({}).passthrough()));
+    expect(err.code).toBe(-32602);
+    const text = err.message.replace(/^MCP error -32602: /, '');
+    expect(text).toMatch(message);
+    expect(text).not.toMatch(/\n/);
+    expect(text.length).toBeLessThan(200);
   });
 });
 
