@@ -1,6 +1,7 @@
 // End to end, a hostile client: malformed lines written by hand to the built CLI's stdin. Every line
 // gets exactly the answer the wire contract gives it (or none), the process stays up, and the same
-// session keeps serving list and read. One session per describe block, one line per test.
+// session keeps serving list and read. One session per describe block (per test for the deep lines,
+// which crash some proxies), one line per test.
 //
 // How "exactly one" is checked without sleeping: the bad line and a marker read (a full round trip
 // through the upstream) are written together; once the marker's answer is in, the bad line's answer
@@ -15,7 +16,7 @@ const SIZE = 1024;
 const READ_URI = 'cat+fixture://res/0';
 const CONFIG = { servers: { cat: upstreams.fixture('--resources', '3', '--size', String(SIZE)) } };
 
-/** How long an answer may trail the sentinel answer written after it. */
+/** How long an answer may trail the marker answer written after it. */
 const GRACE_MS = 1_000;
 
 const startSession = (config: unknown) => async () => {
