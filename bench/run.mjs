@@ -21,6 +21,7 @@ const N = { warmup: 300, latency: 2000, throughput: 5000, inFlight: 32, throughp
 const N_EXTRA = { cachedUris: 50, burst: 100, relay: 200, relayWarmup: 20, relayTimeoutMs: 2000 };
 const MAX_PAGES = 10_000;
 const STDERR_TAIL = 4096;
+const TICKS_PER_SECOND = 100; // getconf CLK_TCK on Linux
 
 // ---- small utilities ----
 
@@ -54,6 +55,18 @@ const pool = async (total, concurrency, task) => {
     while (next < total) await task(next++);
   };
   await Promise.all(Array.from({ length: concurrency }, worker));
+};
+/** CPU time (user + system) a process has used so far, in ms; from /proc (Linux), in clock ticks of 10 ms. */
+const cpuMs = (pid) => {
+  const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
+  const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+  return ((Number(fields[11]) + Number(fields[12])) * 1000) / TICKS_PER_SECOND;
+};
+/** Runs `fn` and returns the CPU (µs) the process `pid` spent per unit of work, `units` units in all. */
+const cpuPer = async (pid, units, fn) => {
+  const before = cpuMs(pid);
+  await fn();
+  return ((cpuMs(pid) - before) * 1000) / units;
 };
 const peakRssMb = (pid) => {
   const m = /VmHWM:\s+(\d+) kB/.exec(readFileSync(`/proc/${pid}/status`, 'utf8'));
@@ -238,6 +251,7 @@ const fmt = {
   rps: (v) => `${Math.round(v)} /s`,
   mb: (v) => `${v.toFixed(1)} MB`,
   n: (v) => String(v),
+  us: (v) => `${v.toFixed(1)} µs`,
 };
 const RATIO = (text, ok) => ({ text: `ratio ${text}`, on: 'ratio', ok });
 const PROXY = (text, ok) => ({ text, on: 'proxy', ok });
@@ -281,13 +295,21 @@ const readPhase = async (direct, proxy) => {
   addRow(`read latency p99 (${N.latency} sequential)`, pick(dLat, 'p99'), pick(pLat, 'p99'), 'ms');
 
   progress('read throughput');
-  const [dTp, pTp] = await interleavedMedians(
-    N.throughputReps,
-    sideOf(direct, (h) => throughput(h.client, textUris(''))),
-    sideOf(proxy, (h) => throughput(h.client, textUris('bench+'))),
+  let dTp;
+  let pTp;
+  // The proxy's own CPU per relayed read: steadier than throughput on a shared 2-core machine.
+  const cpu = await on(proxy, (h) =>
+    cpuPer(h.pid, (N.throughputReps + 1) * N.throughput, async () => {
+      [dTp, pTp] = await interleavedMedians(
+        N.throughputReps,
+        sideOf(direct, (d) => throughput(d.client, textUris(''))),
+        sideOf(proxy, () => throughput(h.client, textUris('bench+'))),
+      );
+    }),
   );
   const label = `read throughput, relayed with cache off (${N.throughput} reads, ${N.inFlight} in flight, median of ${N.throughputReps})`;
   addRow(label, dTp, pTp, 'rps', RATIO('≥ 0.55', (r) => r >= 0.55));
+  addRow('proxy CPU per relayed read (cache off)', undefined, cpu, 'us');
   addRow('proxy peak RSS (1 upstream, after reads)', undefined, await on(proxy, (h) => peakRssMb(h.pid)), 'mb', RSS_TARGET);
 };
 
@@ -295,12 +317,19 @@ const listPhase = async () => {
   progress(`full list (${UPSTREAMS} upstreams × ${RESOURCES})`);
   const directs = await attempt(() => spawnFixtures(UPSTREAMS));
   const proxy = await attempt(() => spawnSettledProxy(tenUpstreams()));
-  const [dList, pList] = await interleavedMedians(
-    N.listReps,
-    sideOf(directs, (hs) => listAllTimed(hs.map((h) => h.client), 'direct list')),
-    sideOf(proxy, (h) => listAllTimed([h.client], 'proxy list')),
+  let dList;
+  let pList;
+  const cpu = await on(proxy, (h) =>
+    cpuPer(h.pid, (N.listReps + 1) * UPSTREAMS * RESOURCES, async () => {
+      [dList, pList] = await interleavedMedians(
+        N.listReps,
+        sideOf(directs, (hs) => listAllTimed(hs.map((d) => d.client), 'direct list')),
+        sideOf(proxy, () => listAllTimed([h.client], 'proxy list')),
+      );
+    }),
   );
   addRow(`full list ${UPSTREAMS}×${RESOURCES} (median of ${N.listReps})`, dList, pList, 'ms', RATIO('≤ 1.5', (r) => r <= 1.5));
+  addRow('proxy CPU per listed item', undefined, cpu, 'us');
   const rss = await on(proxy, (h) => peakRssMb(h.pid));
   addRow(`proxy peak RSS (${UPSTREAMS} upstreams, after lists)`, undefined, rss, 'mb', RSS_TARGET);
   await closeHandles(directs, proxy);
@@ -352,25 +381,32 @@ const extrasPhase = async (direct, proxy) => {
   );
 };
 
+/** `BENCH_PHASES=read,list` runs only those phases (read, list, startup, extras); default: all. */
+const PHASES = new Set((process.env.BENCH_PHASES ?? 'read,list,startup,extras').split(',').map((p) => p.trim()));
+
 const main = async () => {
   progress(existsSync(CLI) ? `proxy: ${CLI}` : `proxy: ${CLI} missing, proxy columns will be n/a`);
   const subscribeArgs = ['--subscribe'];
   const direct = await spawnFixture(subscribeArgs);
-  // The relay rows measure the read path itself, so that proxy runs with its cache off.
-  const relayProxy = await attempt(() => spawnSettledProxy({ bench: subscribeArgs }, { cache: { enabled: false } }));
-  await readPhase(direct, relayProxy);
-  await closeHandles(relayProxy);
-  await listPhase();
-  await startupPhase();
-  // Ticks come back to back, which is a burst by definition: coalescing is off so the relay row
-  // measures the relay itself, not the coalescing window.
-  // Coherence is off too: each control read has a unique URI, and a coherence subscription before
-  // each of those cold reads would be measured as relay latency. Reads are reused for 5 minutes
-  // (the cache is transparent by default), so the cached-read row measures hits.
-  const proxy = await attempt(() =>
-    spawnSettledProxy({ bench: subscribeArgs }, { subscriptions: { coalesceMs: 0 }, cache: { coherentUris: 0, ttlMs: 300_000 } }),
-  );
-  await extrasPhase(direct, proxy);
+  if (PHASES.has('read')) {
+    // The relay rows measure the read path itself, so that proxy runs with its cache off.
+    const relayProxy = await attempt(() => spawnSettledProxy({ bench: subscribeArgs }, { cache: { enabled: false } }));
+    await readPhase(direct, relayProxy);
+    await closeHandles(relayProxy);
+  }
+  if (PHASES.has('list')) await listPhase();
+  if (PHASES.has('startup')) await startupPhase();
+  if (PHASES.has('extras')) {
+    // Ticks come back to back, which is a burst by definition: coalescing is off so the relay row
+    // measures the relay itself, not the coalescing window.
+    // Coherence is off too: each control read has a unique URI, and a coherence subscription before
+    // each of those cold reads would be measured as relay latency. Reads are reused for 5 minutes
+    // (the cache is transparent by default), so the cached-read row measures hits.
+    const proxy = await attempt(() =>
+      spawnSettledProxy({ bench: subscribeArgs }, { subscriptions: { coalesceMs: 0 }, cache: { coherentUris: 0, ttlMs: 300_000 } }),
+    );
+    await extrasPhase(direct, proxy);
+  }
   await closeAll();
   const report = renderReport();
   writeFileSync(RESULTS, report);

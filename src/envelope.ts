@@ -3,16 +3,20 @@
 /** A JSON-RPC id as the proxy echoes it: a string or a number as sent; null when unreadable. */
 export type ReadableId = string | number | null;
 
-/** What a parsed message is. */
+/** What a parsed message is. Valid kinds are shared constants (nothing is allocated per message); read id and method from the message. */
 export type Envelope =
-  | { kind: 'request'; id: string | number; method: string }
-  | { kind: 'notification'; method: string }
-  | { kind: 'response'; id: string | number; ok: boolean }
+  | { readonly kind: 'request' }
+  | { readonly kind: 'notification' }
+  | { readonly kind: 'response' }
   /**
    * Not a valid envelope. `id` is the id to answer with (null when none is readable); `answer` is
    * false for what looks like a response, which is never answered (answering responses can loop).
    */
   | { kind: 'invalid'; id: ReadableId; reason: string; answer: boolean };
+
+const REQUEST: Envelope = Object.freeze({ kind: 'request' });
+const NOTIFICATION: Envelope = Object.freeze({ kind: 'notification' });
+const RESPONSE: Envelope = Object.freeze({ kind: 'response' });
 
 const isPlainObject = (v: unknown): v is Record<string, unknown> => typeof v === 'object' && v !== null && !Array.isArray(v);
 
@@ -46,16 +50,16 @@ export function classify(message: unknown): Envelope {
   if (looksLikeResponse) {
     if (!isValidId(m.id)) return invalid('"id" must be a string or an integer');
     if ('result' in m && 'error' in m) return invalid('a response has "result" or "error", not both');
-    if ('result' in m) return isPlainObject(m.result) ? { kind: 'response', id: m.id, ok: true } : invalid('"result" must be an object');
+    if ('result' in m) return isPlainObject(m.result) ? RESPONSE : invalid('"result" must be an object');
     const e = m.error;
-    if (isPlainObject(e) && typeof e.code === 'number' && typeof e.message === 'string') return { kind: 'response', id: m.id, ok: false };
+    if (isPlainObject(e) && typeof e.code === 'number' && typeof e.message === 'string') return RESPONSE;
     return invalid('"error" must be an object with a numeric "code" and a string "message"');
   }
   if (!hasMethod) return invalid('"method" is missing');
   if (typeof m.method !== 'string') return invalid('"method" must be a string');
   if ('result' in m || 'error' in m) return invalid('a request has no "result" or "error"');
   if (m.params !== undefined && !isPlainObject(m.params)) return invalid('"params" must be an object');
-  if (!('id' in m)) return { kind: 'notification', method: m.method };
+  if (!('id' in m)) return NOTIFICATION;
   if (!isValidId(m.id)) return invalid('"id" must be a string or an integer');
-  return { kind: 'request', id: m.id, method: m.method };
+  return REQUEST;
 }

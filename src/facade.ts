@@ -88,12 +88,19 @@ type RequestHandler = (request: unknown, extra: unknown) => Promise<unknown>;
 export function answerInvalidParams(server: Server): void {
   const handlers = (server as unknown as { _requestHandlers?: unknown })._requestHandlers;
   if (!(handlers instanceof Map)) throw new Error('the SDK Server has no _requestHandlers map');
+  const translate = (err: unknown): unknown =>
+    isZodError(err) ? new JsonRpcError(JsonRpc.INVALID_PARAMS, invalidParamsMessage(err.issues)) : err;
+  const rethrow = (err: unknown): never => {
+    throw translate(err);
+  };
   for (const [method, handler] of handlers as Map<string, RequestHandler>) {
-    handlers.set(method, async (request: unknown, extra: unknown) => {
+    // Not an async wrapper: one `.catch` is the only cost on the hot path. Params are parsed (and
+    // may throw) synchronously inside the SDK's own wrapper.
+    handlers.set(method, (request: unknown, extra: unknown) => {
       try {
-        return await handler(request, extra);
+        return handler(request, extra).catch(rethrow);
       } catch (err) {
-        throw isZodError(err) ? new JsonRpcError(JsonRpc.INVALID_PARAMS, invalidParamsMessage(err.issues)) : err;
+        return Promise.reject(translate(err));
       }
     });
   }

@@ -70,6 +70,8 @@ export class Upstream {
   private readyAt = 0;
   private retryTimer: NodeJS.Timeout | undefined;
   private readonly queue: FairQueue;
+  private readonly queuedTimeout = (): ProxyError =>
+    new ProxyError(ErrorCodes.UPSTREAM_TIMEOUT, `upstream ${this.id} timed out (queued)`, { details: { server: this.id } });
   private readonly notificationListeners = new Set<(n: UpstreamNotification) => void>();
   private readonly statusListeners = new Set<(s: UpstreamStatus) => void>();
   private readonly log: Logger;
@@ -185,29 +187,17 @@ export class Upstream {
     }
     const timeoutMs = this.config.timeoutMs;
     const key = typeof params?.uri === 'string' ? params.uri : method;
-    // A request that starts at once is timed by the SDK alone. One that must wait gets a deadline
-    // for its wait too, and the SDK is given what is left of it when the request starts.
-    let expiry: AbortController | undefined;
-    let timer: NodeJS.Timeout | undefined;
-    let waitSignal = signal;
+    // The deadline counts from now, queue wait included: a request that waited is given what is
+    // left of it when it starts, and one still waiting at its deadline fails without being sent.
     const deadline = performance.now() + timeoutMs;
-    if (this.queue.wouldWait(key)) {
-      const e = (expiry = new AbortController());
-      timer = setTimeout(() => e.abort(), timeoutMs);
-      timer.unref?.();
-      waitSignal = signal ? AbortSignal.any([signal, e.signal]) : e.signal;
-    }
     const send = () => {
-      clearTimeout(timer);
-      const timeout = expiry ? Math.max(1, Math.round(deadline - performance.now())) : timeoutMs;
+      signal?.throwIfAborted(); // cancelled while it waited: never sent
+      const timeout = Math.max(1, Math.round(deadline - performance.now()));
       return client.request({ method, params } as never, schema, signal ? { signal, timeout } : { timeout });
     };
     try {
-      return await this.queue.run(key, send, waitSignal);
+      return await this.queue.run(key, send, deadline, this.queuedTimeout);
     } catch (err) {
-      if (expiry?.signal.aborted && !signal?.aborted) {
-        throw new ProxyError(ErrorCodes.UPSTREAM_TIMEOUT, `upstream ${this.id} timed out (queued)`, { details: { server: this.id } });
-      }
       if (!signal?.aborted && isConnectionLost(err) && this.client === client) {
         // A restarted HTTP server answers 404 for our old session; a stopped one fails the fetch.
         // Neither closes the transport, so close it: onclose marks us unavailable and reconnects.
@@ -215,8 +205,6 @@ export class Upstream {
         void client.close().catch(() => undefined);
       }
       throw this.translate(err, signal);
-    } finally {
-      clearTimeout(timer);
     }
   }
 
@@ -242,7 +230,7 @@ export class Upstream {
     const clients = [this.client, this.connectingClient];
     this.client = undefined;
     this.connectingClient = undefined;
-    this.queue.clear();
+    this.queue.clear(new ProxyError(ErrorCodes.CLOSED, `upstream ${this.id} is closed`));
     await Promise.all(
       clients.map((c) => c?.close().catch((err: unknown) => this.log.debug({ err: String(err) }, 'close failed'))),
     );

@@ -4,11 +4,11 @@ import { classify, readableId } from '../../src/envelope.js';
 
 describe('classify', () => {
   it.each([
-    [{ jsonrpc: '2.0', id: 1, method: 'ping' }, { kind: 'request', id: 1, method: 'ping' }],
-    [{ jsonrpc: '2.0', id: 'a', method: 'x', params: {} }, { kind: 'request', id: 'a', method: 'x' }],
-    [{ jsonrpc: '2.0', method: 'notifications/x' }, { kind: 'notification', method: 'notifications/x' }],
-    [{ jsonrpc: '2.0', id: 3, result: {} }, { kind: 'response', id: 3, ok: true }],
-    [{ jsonrpc: '2.0', id: 3, error: { code: -1, message: 'm' } }, { kind: 'response', id: 3, ok: false }],
+    [{ jsonrpc: '2.0', id: 1, method: 'ping' }, { kind: 'request' }],
+    [{ jsonrpc: '2.0', id: 'a', method: 'x', params: {} }, { kind: 'request' }],
+    [{ jsonrpc: '2.0', method: 'notifications/x' }, { kind: 'notification' }],
+    [{ jsonrpc: '2.0', id: 3, result: {} }, { kind: 'response' }],
+    [{ jsonrpc: '2.0', id: 3, error: { code: -1, message: 'm' } }, { kind: 'response' }],
   ])('accepts %j', (message, expected) => {
     expect(classify(message)).toEqual(expected);
   });

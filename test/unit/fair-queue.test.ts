@@ -1,7 +1,10 @@
-// FairQueue: concurrency bound, a fair share per key, queued tasks leave on abort.
+// FairQueue: concurrency bound, a fair share per key, deadlines that count the wait, clear.
 import { describe, expect, it } from 'vitest';
 import { FairQueue } from '../../src/fair-queue.js';
 import { deferred } from '../helpers/gate.js';
+
+const later = () => performance.now() + 60_000;
+const timedOut = () => new Error('timed out');
 
 describe('FairQueue', () => {
   it('lets one key hold at most half the slots, so another key runs at once', async () => {
@@ -9,19 +12,24 @@ describe('FairQueue', () => {
     const hung = deferred();
     const started: string[] = [];
     const hot = Array.from({ length: 10 }, (_, i) =>
-      q.run('hot', async () => {
-        started.push(`hot${i}`);
-        await hung.promise;
-      }),
+      q.run(
+        'hot',
+        async () => {
+          started.push(`hot${i}`);
+          await hung.promise;
+        },
+        later(),
+        timedOut,
+      ),
     );
     await new Promise((r) => setImmediate(r));
     expect(started).toEqual(['hot0', 'hot1']);
     expect(q.wouldWait('hot')).toBe(true);
     expect(q.wouldWait('cold')).toBe(false);
-    expect(await q.run('cold', async () => 'ran')).toBe('ran');
+    expect(await q.run('cold', async () => 'ran', later(), timedOut)).toBe('ran');
     hung.resolve();
     await Promise.all(hot);
-    expect(started).toHaveLength(10);
+    expect(started).toEqual(Array.from({ length: 10 }, (_, i) => `hot${i}`)); // in arrival order
   });
 
   it('never runs more than `concurrency` tasks across keys', async () => {
@@ -30,31 +38,50 @@ describe('FairQueue', () => {
     let peak = 0;
     await Promise.all(
       Array.from({ length: 30 }, (_, i) =>
-        q.run(`k${i % 7}`, async () => {
-          peak = Math.max(peak, ++running);
-          await new Promise((r) => setImmediate(r));
-          running--;
-        }),
+        q.run(
+          `k${i % 7}`,
+          async () => {
+            peak = Math.max(peak, ++running);
+            await new Promise((r) => setImmediate(r));
+            running--;
+          },
+          later(),
+          timedOut,
+        ),
       ),
     );
     expect(peak).toBe(3);
   });
 
-  it('a task aborted while waiting for its key never runs, and its place goes to the next', async () => {
+  it('rejects a task still waiting at its deadline, which then never runs; its slot passes on', async () => {
     const q = new FairQueue(2); // one per key
     const gate = deferred();
     const ran: number[] = [];
-    const first = q.run('k', async () => {
-      ran.push(1);
-      await gate.promise;
-    });
-    const stop = new AbortController();
-    const second = q.run('k', async () => void ran.push(2), stop.signal);
-    const third = q.run('k', async () => void ran.push(3));
-    stop.abort(new Error('gave up'));
-    await expect(second).rejects.toThrow('gave up');
+    const first = q.run(
+      'k',
+      async () => {
+        ran.push(1);
+        await gate.promise;
+      },
+      later(),
+      timedOut,
+    );
+    const soon = q.run('k', async () => void ran.push(2), performance.now() + 20, timedOut);
+    const patient = q.run('k', async () => void ran.push(3), later(), timedOut);
+    await expect(soon).rejects.toThrow('timed out'); // while the first still holds the key's share
     gate.resolve();
-    await Promise.all([first, third]);
+    await Promise.all([first, patient]);
     expect(ran).toEqual([1, 3]);
+  });
+
+  it('clear rejects every task that has not started', async () => {
+    const q = new FairQueue(1);
+    const gate = deferred();
+    const running = q.run('a', () => gate.promise, later(), timedOut);
+    const waiting = [q.run('b', async () => 'b', later(), timedOut), q.run('a', async () => 'a', later(), timedOut)];
+    q.clear(new Error('closed'));
+    for (const w of waiting) await expect(w).rejects.toThrow('closed');
+    gate.resolve();
+    await running;
   });
 });
