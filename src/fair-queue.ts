@@ -69,6 +69,7 @@ export class FairQueue {
         run: async () => {
           if (waiter.done) return; // expired while queued: its slot passes straight on
           waiter.done = true;
+          this.prune();
           try {
             resolve(await task());
           } catch (err) {
@@ -126,6 +127,12 @@ export class FairQueue {
     const count = (this.admitted.get(key) ?? 1) - 1;
     if (count <= 0) this.admitted.delete(key);
     else this.admitted.set(key, count);
+  }
+
+  /** Drops started and expired waiters from the head of the line, so it holds only what still waits. */
+  private prune(): void {
+    const line = this.line;
+    while (line.length > 0 && line[0]!.done) line.shift();
   }
 
   private armTimer(deadline: number): void {
