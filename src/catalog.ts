@@ -1,9 +1,9 @@
 // `mcp-federate ls`: walks the merged lists once into a catalog, rendered as text or JSON.
-import type { FederateConfig } from './config-schema.js';
-import type { ListKind } from './cursor.js';
+import type { FederateConfig } from './config/schema.js';
+import type { ListKind } from './federation/cursor.js';
 import type { Proxy } from './proxy.js';
-import type { UpstreamStatus } from './upstream.js';
-import { decodeUri } from './uri.js';
+import type { UpstreamStatus } from './upstream/upstream.js';
+import { decodeUri } from './federation/uri.js';
 
 /** Most downstream pages `ls` walks per list. */
 const MAX_PAGES = 10_000;

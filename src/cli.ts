@@ -5,13 +5,13 @@
 // default collects the old generation sooner. Measured under load: peak RSS ~115 -> ~95 MB (100%
 // reached ~88 MB but cost relay throughput; 200% peaked just over 100 MB).
 import { parseArgs } from 'node:util';
-import { loadConfig } from './config.js';
+import { loadConfig } from './config/load.js';
 import { ErrorCodes, ProxyError } from './errors.js';
 import { createLogger, flushLogger, type Logger } from './logger.js';
-import { LineTransport } from './line-transport.js';
+import { LineTransport } from './wire/line-transport.js';
 import { notificationCoalesceKey } from './protocol.js';
 import type { Proxy } from './proxy.js';
-import { prespawn } from './transports.js';
+import { prespawn } from './upstream/transports.js';
 import { VERSION } from './version.js';
 
 const USAGE = `Usage:

@@ -12,10 +12,10 @@ export {
   type RemoteServerConfig,
   type LoadedConfig,
   type ParsedConfig,
-} from './config.js';
+} from './config/load.js';
 export { createLogger, type LoggerOptions } from './logger.js';
-export { encodeUri, decodeUri, isServerId, deriveServerId, SERVER_ID_PATTERN, type NamespacedUri } from './uri.js';
+export { encodeUri, decodeUri, isServerId, deriveServerId, SERVER_ID_PATTERN, type NamespacedUri } from './federation/uri.js';
 export { ErrorCodes, ProxyError, type ErrorCode } from './errors.js';
-export { defaultTransportFactory, type TransportFactory, type TransportCandidate } from './transports.js';
+export { defaultTransportFactory, type TransportFactory, type TransportCandidate } from './upstream/transports.js';
 export { META_INCOMPLETE } from './protocol.js';
 export { VERSION } from './version.js';

@@ -2,21 +2,21 @@
 import { randomBytes } from 'node:crypto';
 import type { Server } from '@modelcontextprotocol/sdk/server/index.js';
 import type { Transport } from '@modelcontextprotocol/sdk/shared/transport.js';
-import { ReadCache, type Clock } from './cache.js';
-import type { FederateConfig } from './config-schema.js';
-import { createCursorCodec } from './cursor.js';
-import { createFacadeServer } from './facade.js';
-import { installDispatch } from './dispatch.js';
-import { TransportFailure, type OutputLoss } from './line-transport.js';
-import { Lister } from './listing.js';
+import { ReadCache, type Clock } from './federation/cache.js';
+import type { FederateConfig } from './config/schema.js';
+import { createCursorCodec } from './federation/cursor.js';
+import { createFacadeServer } from './serve/facade.js';
+import { installDispatch } from './wire/dispatch.js';
+import { TransportFailure, type OutputLoss } from './wire/line-transport.js';
+import { Lister } from './federation/listing.js';
 import type { Logger } from './logger.js';
 import { Methods } from './protocol.js';
-import { FederatedResources } from './resources.js';
-import { SessionRegistry, type Session } from './sessions.js';
-import { SubscriptionRelay } from './subscriptions.js';
-import { defaultTransportFactory, type TransportFactory } from './transports.js';
-import type { Upstream } from './upstream.js';
-import { UpstreamPool } from './upstream-pool.js';
+import { FederatedResources } from './federation/resources.js';
+import { SessionRegistry, type Session } from './federation/sessions.js';
+import { SubscriptionRelay } from './federation/subscriptions.js';
+import { defaultTransportFactory, type TransportFactory } from './upstream/transports.js';
+import type { Upstream } from './upstream/upstream.js';
+import { UpstreamPool } from './upstream/pool.js';
 import { VERSION } from './version.js';
 
 /** Options of {@link createProxy}. */

@@ -3,10 +3,10 @@ import { Writable } from 'node:stream';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { InMemoryTransport } from '@modelcontextprotocol/sdk/inMemory.js';
 import type { Server } from '@modelcontextprotocol/sdk/server/index.js';
-import { parseConfig } from '../../src/config.js';
+import { parseConfig } from '../../src/config/load.js';
 import { createLogger } from '../../src/logger.js';
 import { createProxy, type Proxy } from '../../src/proxy.js';
-import type { TransportFactory } from '../../src/transports.js';
+import type { TransportFactory } from '../../src/upstream/transports.js';
 
 /** Makes the upstream Server for one connection attempt, or throws to simulate a failed start. */
 export type UpstreamFactory = () => Server;

@@ -5,7 +5,7 @@ import { ResourceListChangedNotificationSchema, ResourceUpdatedNotificationSchem
 import { createUpstreamServer, newStats, type UpstreamHandle } from '../helpers/upstream-server.js';
 import { rpcError, startHarness } from '../helpers/harness.js';
 import { counter, deferred } from '../helpers/gate.js';
-import type { UpstreamStatus } from '../../src/upstream.js';
+import type { UpstreamStatus } from '../../src/upstream/upstream.js';
 import type { Proxy } from '../../src/proxy.js';
 
 const text = (uri: string, body: string) => ({ contents: [{ uri, text: body }] });

@@ -8,7 +8,7 @@ import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/
 import { StreamableHTTPServerTransport } from '@modelcontextprotocol/sdk/server/streamableHttp.js';
 import { McpError } from '@modelcontextprotocol/sdk/types.js';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { MARK_TOO_DEEP, MARK_TOO_LARGE, createBoundedFetch } from '../../src/bounded-fetch.js';
+import { MARK_TOO_DEEP, MARK_TOO_LARGE, createBoundedFetch } from '../../src/upstream/bounded-fetch.js';
 import { createUpstreamServer } from '../helpers/upstream-server.js';
 
 type Handler = (req: IncomingMessage, res: ServerResponse) => void;

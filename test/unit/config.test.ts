@@ -3,8 +3,8 @@ import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { editDistance } from '../../src/config-keys.js';
-import { loadConfig, parseConfig, validateConfig } from '../../src/config.js';
+import { editDistance } from '../../src/config/keys.js';
+import { loadConfig, parseConfig, validateConfig } from '../../src/config/load.js';
 import { ErrorCodes, ProxyError } from '../../src/errors.js';
 
 const env = { TOKEN: 'sekret', HOME: '/home/x' };

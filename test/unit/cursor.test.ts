@@ -1,6 +1,6 @@
 // Composite cursors: round trip, tamper evidence, kind and epoch checks.
 import { describe, expect, it } from 'vitest';
-import { createCursorCodec, type CursorPosition } from '../../src/cursor.js';
+import { createCursorCodec, type CursorPosition } from '../../src/federation/cursor.js';
 import { ErrorCodes, ProxyError } from '../../src/errors.js';
 
 const key = Buffer.alloc(32, 7);

@@ -5,9 +5,9 @@ import { InMemoryTransport } from '@modelcontextprotocol/sdk/inMemory.js';
 import { Server } from '@modelcontextprotocol/sdk/server/index.js';
 import { ListResourcesRequestSchema, ResourceListChangedNotificationSchema, type JSONRPCMessage } from '@modelcontextprotocol/sdk/types.js';
 import { z } from 'zod';
-import { installDispatch } from '../../src/dispatch.js';
+import { installDispatch } from '../../src/wire/dispatch.js';
 import { MARK_TOO_LARGE } from '../../src/errors.js';
-import type { Refusal } from '../../src/line-transport.js';
+import type { Refusal } from '../../src/wire/line-transport.js';
 import { counter, deferred } from '../helpers/gate.js';
 
 function newServer() {

@@ -1,6 +1,6 @@
 // Envelope classification: table-driven over valid and malformed JSON-RPC messages.
 import { describe, expect, it } from 'vitest';
-import { classify, readableId } from '../../src/envelope.js';
+import { classify, readableId } from '../../src/wire/envelope.js';
 
 describe('classify', () => {
   it.each([

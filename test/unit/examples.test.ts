@@ -1,7 +1,7 @@
 // Every shipped example configuration stays valid.
 import { readdirSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
-import { loadConfig } from '../../src/config.js';
+import { loadConfig } from '../../src/config/load.js';
 
 const examples = readdirSync(new URL('../../examples/', import.meta.url)).filter((f) => /\.(json|ya?ml)$/.test(f));
 const load = (file: string) => loadConfig({ file: `examples/${file}`, env: { TICKETS_TOKEN: 't', WIKI_TOKEN: 'w' } });

@@ -1,6 +1,6 @@
 // FairQueue: concurrency bound, a fair share per key, deadlines that count the wait, clear.
 import { describe, expect, it } from 'vitest';
-import { FairQueue } from '../../src/fair-queue.js';
+import { FairQueue } from '../../src/upstream/fair-queue.js';
 import { deferred } from '../helpers/gate.js';
 
 const later = () => performance.now() + 60_000;

@@ -1,6 +1,6 @@
 // JSON depth: agrees with a recursive reference on generated documents, ignores brackets in strings, survives any depth.
 import { describe, expect, it } from 'vitest';
-import { exceedsDepth } from '../../src/json-depth.js';
+import { exceedsDepth } from '../../src/wire/json-depth.js';
 
 function depthOf(value: unknown): number {
   if (Array.isArray(value)) return 1 + Math.max(0, ...value.map(depthOf));

@@ -2,7 +2,7 @@
 import { PassThrough, Writable } from 'node:stream';
 import { describe, expect, it } from 'vitest';
 import type { JSONRPCMessage } from '@modelcontextprotocol/sdk/types.js';
-import { idAtEnd, idAtStart, LineTransport, type LineTransportOptions, type OutputLoss, type Refusal } from '../../src/line-transport.js';
+import { idAtEnd, idAtStart, LineTransport, type LineTransportOptions, type OutputLoss, type Refusal } from '../../src/wire/line-transport.js';
 import { notificationCoalesceKey } from '../../src/protocol.js';
 import { counter, deferred } from '../helpers/gate.js';
 

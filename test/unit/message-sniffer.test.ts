@@ -1,6 +1,6 @@
 // MessageSniffer: what a JSON-RPC message is, from its top-level keys, however its bytes are split.
 import { describe, expect, it } from 'vitest';
-import { MessageSniffer, type Sniffed } from '../../src/message-sniffer.js';
+import { MessageSniffer, type Sniffed } from '../../src/upstream/message-sniffer.js';
 
 const bytes = new TextEncoder();
 

@@ -1,6 +1,6 @@
 // Namespace codec: encode/decode round trips and every edge the issue names.
 import { describe, expect, it } from 'vitest';
-import { decodeUri, encodeUri, isServerId } from '../../src/uri.js';
+import { decodeUri, encodeUri, isServerId } from '../../src/federation/uri.js';
 
 const ids = new Set(['docs', 'git', 'mem', 'a.b-c']);
 

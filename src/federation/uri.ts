@@ -1,7 +1,5 @@
 // Namespace codec: `<server-id>+<upstream-uri>` <-> { server, uri }. Pure.
-
-/** Server ids: lower-case letters, digits, `.` and `-`; `+` and `_` are reserved. */
-export const SERVER_ID_PATTERN = /^[a-z0-9][a-z0-9.-]{0,62}$/;
+export { deriveServerId, isServerId, SERVER_ID_PATTERN } from '../config/server-id.js';
 
 /** The delimiter between server id and upstream URI. Legal in an RFC 3986 scheme, so the result stays a URI. */
 export const NAMESPACE_DELIMITER = '+';
@@ -12,22 +10,6 @@ export interface NamespacedUri {
   server: string;
   /** The URI exactly as the upstream knows it. */
   uri: string;
-}
-
-/** True when `id` is a valid server id. */
-export function isServerId(id: string): boolean {
-  return SERVER_ID_PATTERN.test(id);
-}
-
-/**
- * The server id (URI namespace) a config key stands for: lower-cased, `_` turned into `-`, nothing
- * else changed, so keys as clients write them (`Memory`, `brave_search`) work. The result may still
- * be invalid (`My Server` gives `my server`): check it with {@link isServerId}.
- *
- * @example deriveServerId('Brave_Search') // 'brave-search'
- */
-export function deriveServerId(key: string): string {
-  return key.toLowerCase().replaceAll('_', '-');
 }
 
 /**

@@ -9,10 +9,10 @@ import {
   UnsubscribeRequestSchema,
   type ServerCapabilities,
 } from '@modelcontextprotocol/sdk/types.js';
-import { ErrorCodes, JsonRpc, JsonRpcError, ProxyError, toJsonRpcError, type ErrorContext } from './errors.js';
-import type { Logger } from './logger.js';
-import type { CompleteParams, FederatedResources } from './resources.js';
-import type { Session } from './sessions.js';
+import { ErrorCodes, JsonRpc, JsonRpcError, ProxyError, toJsonRpcError, type ErrorContext } from '../errors.js';
+import type { Logger } from '../logger.js';
+import type { CompleteParams, FederatedResources } from '../federation/resources.js';
+import type { Session } from '../federation/sessions.js';
 
 /** What the facade needs from the composition root. */
 export interface FacadeOptions {

@@ -1,6 +1,6 @@
 // A fetch wrapper bounding what an HTTP upstream can make the proxy hold: bytes per message and JSON nesting depth.
-import { MARK_TOO_DEEP, MARK_TOO_LARGE } from './errors.js';
-import { exceedsDepth } from './json-depth.js';
+import { MARK_TOO_DEEP, MARK_TOO_LARGE } from '../errors.js';
+import { exceedsDepth } from '../wire/json-depth.js';
 import type { RpcId } from './message-sniffer.js';
 import { boundEventStream, type Refusal } from './sse-bounds.js';
 

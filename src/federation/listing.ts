@@ -3,12 +3,12 @@ import { randomBytes } from 'node:crypto';
 import { setMaxListeners } from 'node:events';
 import { LRUCache } from 'lru-cache';
 import type { CursorCodec, ListKind } from './cursor.js';
-import { ErrorCodes, ProxyError } from './errors.js';
-import type { Logger } from './logger.js';
+import { ErrorCodes, ProxyError } from '../errors.js';
+import type { Logger } from '../logger.js';
 import { DONE, PageWalker, type WalkEnd } from './page-walker.js';
-import { META_INCOMPLETE } from './protocol.js';
-import type { Upstream } from './upstream.js';
-import type { UpstreamPool } from './upstream-pool.js';
+import { META_INCOMPLETE } from '../protocol.js';
+import type { Upstream } from '../upstream/upstream.js';
+import type { UpstreamPool } from '../upstream/pool.js';
 
 /** Listing limits (see `list` in the config). */
 export interface ListLimits {

@@ -4,11 +4,11 @@ import { readFile } from 'node:fs/promises';
 import { parseEnv } from 'node:util';
 import { lilconfig, type Loader } from 'lilconfig';
 import type { z } from 'zod';
-import { sortTopLevelKeys } from './config-keys.js';
-import { ConfigSchema, isRemote, type FederateConfig, type ServerConfig } from './config-schema.js';
-import { ErrorCodes, ProxyError } from './errors.js';
+import { sortTopLevelKeys } from './keys.js';
+import { ConfigSchema, isRemote, type FederateConfig, type ServerConfig } from './schema.js';
+import { ErrorCodes, ProxyError } from '../errors.js';
 
-export * from './config-schema.js';
+export * from './schema.js';
 
 /** The places searched (in each folder from cwd upwards) when no `--config` is given. */
 export const CONFIG_SEARCH_PLACES = [

@@ -1,6 +1,6 @@
 // Composite, tamper-evident list cursors: which upstream, its own cursor, and an HMAC. Pure.
 import { createHmac, timingSafeEqual } from 'node:crypto';
-import { ErrorCodes, ProxyError } from './errors.js';
+import { ErrorCodes, ProxyError } from '../errors.js';
 
 /** Which list a cursor belongs to; a cursor of one list is refused by the other. */
 export type ListKind = 'resources' | 'templates';

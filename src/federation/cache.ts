@@ -1,6 +1,6 @@
 // Read cache: single-flight upstream reads, reuse only where opted in or hinted, byte-bounded, TTL on an injected clock.
 import { LRUCache } from 'lru-cache';
-import type { ReadResultT } from './protocol.js';
+import type { ReadResultT } from '../protocol.js';
 import { encodeUri } from './uri.js';
 
 /** A monotonic millisecond clock (lru-cache's `perf`). */

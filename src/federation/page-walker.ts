@@ -1,8 +1,8 @@
 // Walks one upstream's list pages with bounded read-ahead, so a downstream page never waits for a fetch it could have overlapped.
 import type { ListKind } from './cursor.js';
-import { ErrorCodes, ProxyError } from './errors.js';
-import { ListResourcesResult, ListTemplatesResult, Methods } from './protocol.js';
-import type { ResultSchema, Upstream } from './upstream.js';
+import { ErrorCodes, ProxyError } from '../errors.js';
+import { ListResourcesResult, ListTemplatesResult, Methods } from '../protocol.js';
+import type { ResultSchema, Upstream } from '../upstream/upstream.js';
 import { encodeUri } from './uri.js';
 
 /** One upstream page, already namespaced. */

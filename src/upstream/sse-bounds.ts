@@ -1,6 +1,6 @@
 // Bounds each event of a Server-Sent Events stream of JSON-RPC messages, replacing refused ones, framing kept.
 import type { Transformer } from 'node:stream/web';
-import { exceedsDepth } from './json-depth.js';
+import { exceedsDepth } from '../wire/json-depth.js';
 import { MessageSniffer, type RpcId } from './message-sniffer.js';
 
 /** Why a message was refused. */

@@ -4,7 +4,7 @@ import { createInterface } from 'node:readline';
 import { getDefaultEnvironment } from '@modelcontextprotocol/sdk/client/stdio.js';
 import type { Transport } from '@modelcontextprotocol/sdk/shared/transport.js';
 import type { JSONRPCMessage } from '@modelcontextprotocol/sdk/types.js';
-import { LineTransport, type Refusal } from './line-transport.js';
+import { LineTransport, type Refusal } from '../wire/line-transport.js';
 
 /** How to start the child. */
 export interface ChildTransportParams {

@@ -2,7 +2,7 @@
 import type { Transport } from '@modelcontextprotocol/sdk/shared/transport.js';
 import type { JSONRPCMessage } from '@modelcontextprotocol/sdk/types.js';
 import { classify, type ReadableId } from './envelope.js';
-import { MARK_TOO_DEEP, MARK_TOO_LARGE } from './errors.js';
+import { MARK_TOO_DEEP, MARK_TOO_LARGE } from '../errors.js';
 import type { Refusal } from './line-transport.js';
 
 /** The SDK 1.x Protocol methods this relies on (TypeScript-private, present at run time). */

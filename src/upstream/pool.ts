@@ -1,8 +1,8 @@
 // All upstreams by id in config order: parallel start, shared by every session, fan-in of their events.
 import { createHash } from 'node:crypto';
-import type { FederateConfig } from './config-schema.js';
-import { ErrorCodes, ProxyError } from './errors.js';
-import type { Logger } from './logger.js';
+import type { FederateConfig } from '../config/schema.js';
+import { ErrorCodes, ProxyError } from '../errors.js';
+import type { Logger } from '../logger.js';
 import { Upstream, type UpstreamNotification, type UpstreamOptions, type UpstreamStatus } from './upstream.js';
 
 /** A notification tagged with the upstream that sent it. */

@@ -1,11 +1,11 @@
 // Subscription relay: ref-counted upstream subscriptions shared by all sessions; updates to exactly the subscribed ones.
 import { createHash } from 'node:crypto';
-import { ErrorCodes, ProxyError } from './errors.js';
-import type { Logger } from './logger.js';
-import { EmptyResult, Methods, ReadResult } from './protocol.js';
+import { ErrorCodes, ProxyError } from '../errors.js';
+import type { Logger } from '../logger.js';
+import { EmptyResult, Methods, ReadResult } from '../protocol.js';
 import type { Session } from './sessions.js';
-import type { Upstream } from './upstream.js';
-import type { UpstreamPool } from './upstream-pool.js';
+import type { Upstream } from '../upstream/upstream.js';
+import type { UpstreamPool } from '../upstream/pool.js';
 import { encodeUri } from './uri.js';
 
 /** Options of {@link SubscriptionRelay}. */

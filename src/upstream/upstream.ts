@@ -2,11 +2,11 @@
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import type { ServerCapabilities } from '@modelcontextprotocol/sdk/types.js';
 import type { z } from 'zod';
-import type { ServerConfig } from './config-schema.js';
-import { installDispatch } from './dispatch.js';
-import { ErrorCodes, MARK_TOO_DEEP, MARK_TOO_LARGE, ProxyError, rpcCodeOf } from './errors.js';
+import type { ServerConfig } from '../config/schema.js';
+import { installDispatch } from '../wire/dispatch.js';
+import { ErrorCodes, MARK_TOO_DEEP, MARK_TOO_LARGE, ProxyError, rpcCodeOf } from '../errors.js';
 import { FairQueue } from './fair-queue.js';
-import type { Logger } from './logger.js';
+import type { Logger } from '../logger.js';
 import type { TransportFactory, TransportLimits } from './transports.js';
 
 /** Lifecycle of an upstream session. */

@@ -1,13 +1,13 @@
 // Federated resources, shared by all sessions: list/templates/read/subscribe/complete = decode -> route -> encode.
 import type { ReadCache } from './cache.js';
 import type { ListKind } from './cursor.js';
-import { ErrorCodes, ProxyError } from './errors.js';
+import { ErrorCodes, ProxyError } from '../errors.js';
 import { Lister } from './listing.js';
-import { CompleteResult, Methods, ReadResult, type CompleteResultT, type ReadResultT } from './protocol.js';
+import { CompleteResult, Methods, ReadResult, type CompleteResultT, type ReadResultT } from '../protocol.js';
 import type { Session } from './sessions.js';
 import type { SubscriptionRelay } from './subscriptions.js';
-import type { Upstream } from './upstream.js';
-import type { UpstreamPool } from './upstream-pool.js';
+import type { Upstream } from '../upstream/upstream.js';
+import type { UpstreamPool } from '../upstream/pool.js';
 import { decodeUri, encodeUri, type NamespacedUri } from './uri.js';
 
 /** A downstream list result (resources or templates), ready to send. */

@@ -2,8 +2,8 @@
 import type { Transport } from '@modelcontextprotocol/sdk/shared/transport.js';
 import { createBoundedFetch } from './bounded-fetch.js';
 import { ChildTransport } from './child-transport.js';
-import { isRemote, type FederateConfig, type ServerConfig } from './config-schema.js';
-import type { Logger } from './logger.js';
+import { isRemote, type FederateConfig, type ServerConfig } from '../config/schema.js';
+import type { Logger } from '../logger.js';
 
 /** One attempt at a transport; `connect` tries them in order until one initializes. */
 export interface TransportCandidate {

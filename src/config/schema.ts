@@ -1,6 +1,6 @@
 // The configuration shape: the single zod schema, with every field's meaning and default. Pure.
 import { z } from 'zod';
-import { deriveServerId, isServerId, SERVER_ID_PATTERN } from './uri.js';
+import { deriveServerId, isServerId, SERVER_ID_PATTERN } from './server-id.js';
 
 const positiveInt = () => z.number().int().positive();
 
