@@ -20,6 +20,8 @@ export const ErrorCodes = {
   INVALID_PARAMS: 'INVALID_PARAMS',
   /** The unit was closed. */
   CLOSED: 'CLOSED',
+  /** A per-session bound was reached (e.g. `subscriptions.maxPerSession`); `details.limit` says which. */
+  LIMIT_EXCEEDED: 'LIMIT_EXCEEDED',
   /** The upstream's answer exceeded its `maxResponseBytes` (or nested deeper than `wire.maxDepth`). */
   RESPONSE_TOO_LARGE: 'RESPONSE_TOO_LARGE',
 } as const;
@@ -97,6 +99,8 @@ export function toJsonRpcError(err: unknown, ctx: ErrorContext = {}): JsonRpcErr
       return new JsonRpcError(JsonRpc.REQUEST_TIMEOUT, 'Upstream request timed out');
     case ErrorCodes.CANCELLED:
       return new JsonRpcError(JsonRpc.REQUEST_TIMEOUT, 'Request cancelled');
+    case ErrorCodes.LIMIT_EXCEEDED:
+      return new JsonRpcError(JsonRpc.INTERNAL_ERROR, (err as ProxyError).message, { limit: (err as ProxyError).details?.limit });
     case ErrorCodes.RESPONSE_TOO_LARGE:
       return new JsonRpcError(JsonRpc.INTERNAL_ERROR, (err as ProxyError).message, { limit: (err as ProxyError).details?.limit });
     default:

@@ -130,6 +130,8 @@ export const SubscriptionsSchema = z.strictObject({
   pollIntervalMs: positiveInt().default(5000),
   /** Updates of one URI to one session within this window become one notification (plus the last one). Default: 50. */
   coalesceMs: z.number().int().min(0).default(50),
+  /** Most URIs one session may be subscribed to at once; one more is refused (`-32603 Too many subscriptions`). Default: 10000. */
+  maxPerSession: positiveInt().default(10_000),
 });
 
 /** Bounds on the JSON-RPC messages the proxy accepts and queues. */

@@ -16,6 +16,8 @@ export interface RelayOptions {
   pollIntervalMs: number;
   /** Per (session, URI) coalescing window; 0 sends every update. */
   coalesceMs: number;
+  /** Most (server, URI) pairs one session may hold. Default: unbounded. */
+  maxPerSession?: number;
   /**
    * Called when a poller detects a change, in place of an upstream notification. The composition
    * root treats both alike (invalidate the cache, then {@link SubscriptionRelay.updated}).
@@ -60,6 +62,10 @@ export class SubscriptionRelay {
     const key = encodeUri(server, uri);
     let entry = this.entries.get(key);
     if (entry?.holders.has(session)) return entry.chain;
+    const limit = this.options.maxPerSession ?? Infinity;
+    if ((this.bySession.get(session)?.size ?? 0) >= limit) {
+      throw new ProxyError(ErrorCodes.LIMIT_EXCEEDED, 'Too many subscriptions', { details: { limit } });
+    }
     if (!entry) {
       entry = { server, uri, holders: new Set(), upstream: 'none', chain: Promise.resolve() };
       this.entries.set(key, entry);

@@ -135,6 +135,7 @@ function logFailure(logger: Logger, method: string, err: unknown): void {
     code === ErrorCodes.RESOURCE_NOT_FOUND ||
     code === ErrorCodes.INVALID_CURSOR ||
     code === ErrorCodes.INVALID_PARAMS ||
+    code === ErrorCodes.LIMIT_EXCEEDED ||
     code === ErrorCodes.CANCELLED;
   const record = { method, code, details: err instanceof ProxyError ? err.details : undefined, err: code ? undefined : String(err) };
   if (quiet) logger.debug(record, 'request failed');

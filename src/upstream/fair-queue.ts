@@ -94,6 +94,16 @@ export class FairQueue {
     });
   }
 
+  /** Tasks still waiting to start (for diagnostics and tests). */
+  get waiting(): number {
+    return this.line.filter((w) => !w.done).length;
+  }
+
+  /** Entries the line holds, waiting or not yet trimmed (a bounded number: see `prune`). */
+  get lineLength(): number {
+    return this.line.length;
+  }
+
   /** True when a task for `key` added now would not start at once. */
   wouldWait(key: string): boolean {
     return (this.admitted.get(key) ?? 0) >= this.perKey || this.queue.pending + this.queue.size >= this.concurrency;

@@ -3,7 +3,7 @@ import { afterEach, describe, expect, it, vi } from 'vitest';
 import type { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { ResourceUpdatedNotificationSchema } from '@modelcontextprotocol/sdk/types.js';
 import { createUpstreamServer, newStats, type UpstreamHandle } from '../helpers/upstream-server.js';
-import { startHarness } from '../helpers/harness.js';
+import { rpcError, startHarness } from '../helpers/harness.js';
 import { counter } from '../helpers/gate.js';
 
 /** Records the updated notifications a client receives. */
@@ -138,5 +138,22 @@ describe('subscription relay', () => {
     const after = stats.reads.get('doc://1');
     await vi.advanceTimersByTimeAsync(5000);
     expect(stats.reads.get('doc://1')).toBe(after); // polling stopped with the last holder
+  });
+
+  it('bounds the URIs one session may hold: one more is refused, the others and other sessions are unaffected', async () => {
+    await using h = await startHarness({
+      upstreams: { a: () => createUpstreamServer({ subscribe: true }).server },
+      config: { subscriptions: { maxPerSession: 3 }, cache: { coherentUris: 0 } },
+    });
+    const [c, other] = await Promise.all([h.client(), h.client()]);
+    for (const i of [1, 2, 3]) await c.subscribeResource({ uri: `a+doc://${i}` });
+    await c.subscribeResource({ uri: 'a+doc://1' }); // already held: idempotent, not counted twice
+    const err = await rpcError(c.subscribeResource({ uri: 'a+doc://4' }));
+    expect(err).toMatchObject({ code: -32603, data: { limit: 3 } });
+    expect(err.message).toMatch(/Too many subscriptions/);
+    await other.subscribeResource({ uri: 'a+doc://4' }); // the bound is per session
+    await c.unsubscribeResource({ uri: 'a+doc://2' });
+    await c.subscribeResource({ uri: 'a+doc://4' });
+    expect(h.proxy.relay.size).toBe(3); // doc://1, doc://3, doc://4 (shared with the other session)
   });
 });

@@ -84,4 +84,11 @@ describe('FairQueue', () => {
     gate.resolve();
     await running;
   });
+
+  it('lets go of every task once it has started: the line does not grow with the traffic it served', async () => {
+    const q = new FairQueue(2);
+    await Promise.all(Array.from({ length: 500 }, (_, i) => q.run(`k${i % 5}`, async () => new Promise((r) => setImmediate(r)), later(), timedOut)));
+    expect(q.waiting).toBe(0);
+    expect(q.lineLength).toBe(0);
+  });
 });
