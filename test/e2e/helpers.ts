@@ -240,6 +240,22 @@ export async function runCli(args: string[], options: ExecaOptions = {}): Promis
   return (await execa(process.execPath, [CLI, ...args], { reject: false, stdin: 'ignore', timeout: 20_000, ...options })) as ExecaResult;
 }
 
+/** How long an e2e test waits for an event before failing with a readable message. */
+export const EVENT_TIMEOUT_MS = 10_000;
+
+/** Rejects with a readable message when `p` has not settled within `ms` (a bound on an event wait, never a sleep). */
+export async function within<T>(p: Promise<T>, what: string, ms = EVENT_TIMEOUT_MS): Promise<T> {
+  let timer: NodeJS.Timeout | undefined;
+  const timeout = new Promise<never>((_, reject) => {
+    timer = setTimeout(() => reject(new Error(`timed out after ${ms} ms waiting for ${what}`)), ms);
+  });
+  try {
+    return await Promise.race([p, timeout]);
+  } finally {
+    clearTimeout(timer);
+  }
+}
+
 /** A JSON-RPC message as read off the wire. */
 export type WireMessage = { jsonrpc: '2.0'; id?: number | string; method?: string; params?: unknown; result?: Record<string, unknown>; error?: { code: number; message: string; data?: unknown } };
 

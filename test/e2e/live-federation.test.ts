@@ -19,6 +19,7 @@ import {
   suiteResource,
   upstreams,
   waitForExit,
+  within,
   type LogRecord,
   type ProxyOptions,
 } from './helpers.js';
@@ -32,9 +33,6 @@ interface Stats {
   unsubscribes: number;
   subscribed: string[];
 }
-
-/** How long any single wait for an event may take before the test fails with a readable message. */
-const EVENT_TIMEOUT_MS = 10_000;
 
 /**
  * Log times are wall-clock; a timer is measured from the event loop's cached 'now', which may lag
@@ -54,18 +52,6 @@ function tickOf(text: string): number {
   return Number(m[1]);
 }
 
-/** Rejects with a readable message when `p` has not settled within `ms`. */
-async function within<T>(p: Promise<T>, what: string, ms = EVENT_TIMEOUT_MS): Promise<T> {
-  let timer: NodeJS.Timeout | undefined;
-  const timeout = new Promise<never>((_, reject) => {
-    timer = setTimeout(() => reject(new Error(`timed out after ${ms} ms waiting for ${what}`)), ms);
-  });
-  try {
-    return await Promise.race([p, timeout]);
-  } finally {
-    clearTimeout(timer);
-  }
-}
 
 /**
  * Bounded polling, only where the proxy offers no event (its poller's progress, seen in the

@@ -4,7 +4,9 @@
 import { spawn, type ChildProcessWithoutNullStreams } from 'node:child_process';
 import { readFileSync } from 'node:fs';
 import path from 'node:path';
-import { ROOT, CLI, TempDir, assertBuilt, isAlive, parseLogLines, type LogRecord, type StdioUpstream } from './helpers.js';
+import { ROOT, CLI, TempDir, assertBuilt, isAlive, parseLogLines, within, type LogRecord, type StdioUpstream } from './helpers.js';
+
+export { within };
 
 export const HOSTILE_FIXTURE = path.join(ROOT, 'test', 'fixtures', 'hostile-upstream.mjs');
 
@@ -32,18 +34,6 @@ export const idKey = (id: AnyId): string => `${typeof id}:${JSON.stringify(id)}`
 /** `levels` nested arrays as JSON text (built without recursion). */
 export const nested = (levels: number): string => '['.repeat(levels) + ']'.repeat(levels);
 
-/** Rejects with `what` when `p` has not settled within `ms`. */
-export async function within<T>(p: Promise<T>, what: string, ms = EVENT_MS): Promise<T> {
-  let timer: NodeJS.Timeout | undefined;
-  const timeout = new Promise<never>((_, reject) => {
-    timer = setTimeout(() => reject(new Error(`timed out after ${ms} ms waiting for ${what}`)), ms);
-  });
-  try {
-    return await Promise.race([p, timeout]);
-  } finally {
-    clearTimeout(timer);
-  }
-}
 
 /** Resident set size of a live process, in bytes (Linux /proc). */
 export function rssBytes(pid: number): number {
