@@ -165,7 +165,7 @@ export function createProxy(options: ProxyOptions): Proxy {
         prior?.(loss);
       };
       await server.connect(transport);
-      installDispatch(server, transport, 'server');
+      installDispatch(server, transport, 'server', { maxInFlight: config.wire.maxInFlight });
       return server;
     },
     close() {

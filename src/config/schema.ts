@@ -138,6 +138,11 @@ export const SubscriptionsSchema = z.strictObject({
 export const WireSchema = z.strictObject({
   /** Deepest nesting of objects and arrays accepted in a message from a client or an upstream. Default: 1000. */
   maxDepth: z.number().int().min(8).max(10_000).default(1000),
+  /**
+   * Most requests one client may have in flight; past it the proxy stops reading that client's
+   * input until half of them are answered (backpressure, nothing is refused). Default: 1000.
+   */
+  maxInFlight: positiveInt().default(1000),
   /** Largest message (one line on stdio) a client may send, in bytes. Default: 16 MiB. */
   maxMessageBytes: positiveInt().default(16 * 1024 * 1024),
   /**

@@ -3,6 +3,7 @@ import type { Transport } from '@modelcontextprotocol/sdk/shared/transport.js';
 import type { JSONRPCMessage } from '@modelcontextprotocol/sdk/types.js';
 import { classify, type ReadableId } from './envelope.js';
 import { MARK_TOO_DEEP, MARK_TOO_LARGE } from '../errors.js';
+import { InFlightGate } from './in-flight.js';
 import type { Refusal } from './line-transport.js';
 
 /** The SDK 1.x Protocol methods this relies on (TypeScript-private, present at run time). */
@@ -12,8 +13,21 @@ interface ProtocolInternals {
   _onnotification(message: unknown): void;
 }
 
-/** A transport that may report lines it refused (see `LineTransport.onrefused`). */
-type RefusingTransport = Transport & { onrefused?: (refusal: Refusal) => void };
+/** A transport that may report lines it refused and pause its input (see `LineTransport`). */
+type RefusingTransport = Transport & {
+  onrefused?: (refusal: Refusal) => void;
+  pauseInput?: () => void;
+  resumeInput?: () => void;
+};
+
+/** Options of {@link installDispatch}. */
+export interface DispatchOptions {
+  /**
+   * Server side: most requests one client may have in flight before its input is paused (when the
+   * transport can pause). Default: unbounded.
+   */
+  maxInFlight?: number;
+}
 
 /** Which end of the connection the Protocol is: a server answers bad requests, a client fails its own pending ones. */
 export type Side = 'server' | 'client';
@@ -21,6 +35,7 @@ export type Side = 'server' | 'client';
 const PARSE_ERROR = -32700;
 const INVALID_REQUEST = -32600;
 const INTERNAL_ERROR = -32603;
+const CANCELLED = 'notifications/cancelled';
 
 /**
  * Replaces the SDK's `onmessage` with one that classifies every message by its envelope
@@ -39,7 +54,7 @@ const INTERNAL_ERROR = -32603;
  *
  * Call after `connect()`. Throws when the Protocol lacks the methods (an SDK change); a test pins it.
  */
-export function installDispatch(protocol: object, transport: RefusingTransport, side: Side): void {
+export function installDispatch(protocol: object, transport: RefusingTransport, side: Side, options: DispatchOptions = {}): void {
   const p = protocol as unknown as Partial<ProtocolInternals>;
   if (typeof p._onrequest !== 'function' || typeof p._onresponse !== 'function' || typeof p._onnotification !== 'function') {
     throw new Error('the SDK Protocol lacks _onrequest/_onresponse/_onnotification: dispatch cannot be installed');
@@ -53,12 +68,18 @@ export function installDispatch(protocol: object, transport: RefusingTransport, 
   const failPending = (id: string | number, message: string, data?: Record<string, unknown>) =>
     internals._onresponse({ jsonrpc: '2.0', id, error: { code: INTERNAL_ERROR, message, ...(data ? { data } : {}) } });
 
+  const gate = side === 'server' ? inFlightGate(transport, options.maxInFlight) : undefined;
+
   transport.onmessage = (message, extra) => {
     const envelope = classify(message);
     switch (envelope.kind) {
       case 'request':
+        gate?.opened((message as { id: string | number }).id);
         return internals._onrequest(message, extra);
       case 'notification':
+        if (gate && (message as { method: string }).method === CANCELLED) {
+          gate.closed((message as { params?: { requestId?: unknown } }).params?.requestId);
+        }
         return internals._onnotification(message);
       case 'response':
         return internals._onresponse(message);
@@ -88,6 +109,24 @@ export function installDispatch(protocol: object, transport: RefusingTransport, 
     report(`dropped a message (${reason}, limit ${limit})`);
     if (reason === 'too-large') void transport.close();
   };
+}
+
+/**
+ * A gate over the transport's input, fed by its outgoing answers (the SDK sends nothing for a
+ * request the client cancelled: the cancel closes it instead). Undefined when there is no bound or
+ * the transport cannot pause.
+ */
+function inFlightGate(transport: RefusingTransport, max: number | undefined): InFlightGate | undefined {
+  const { pauseInput, resumeInput } = transport;
+  if (max === undefined || !pauseInput || !resumeInput) return undefined;
+  const gate = new InFlightGate(max, pauseInput.bind(transport), resumeInput.bind(transport));
+  const send = transport.send.bind(transport);
+  transport.send = (message, sendOptions) => {
+    const m = message as { id?: unknown; method?: unknown };
+    if (m.method === undefined) gate.closed(m.id);
+    return send(message, sendOptions);
+  };
+  return gate;
 }
 
 /** Ids the SDK client issues: integers. */

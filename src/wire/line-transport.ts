@@ -114,6 +114,16 @@ export class LineTransport implements Transport {
     this.output.on('error', this.onOutputError);
   }
 
+  /** Stops reading input (backpressure towards the peer); lines already read are still handled. */
+  pauseInput(): void {
+    this.input.pause();
+  }
+
+  /** Reads input again after {@link pauseInput}. */
+  resumeInput(): void {
+    if (!this.closed) this.input.resume();
+  }
+
   /** Bytes of output the peer has not taken yet (this queue plus the stream's own buffer). */
   get pendingBytes(): number {
     return this.queuedBytes + this.output.writableLength;
