@@ -96,7 +96,7 @@ export class PageWalker {
           break;
         }
         const params = this.cursor === undefined ? undefined : { cursor: this.cursor };
-        const result = await this.upstream.request(spec.method, params, schema, this.signal);
+        const result = await this.fetch(spec.method, params, schema);
         const raw = (result as Record<string, unknown>)[spec.field] as Record<string, unknown>[];
         const id = this.upstream.id;
         const key = spec.key;
@@ -118,6 +118,23 @@ export class PageWalker {
     } finally {
       this.pumping = false;
       this.notify();
+    }
+  }
+
+  /**
+   * One page request, cancelled upstream if the walk stops while it is in flight. The SDK never
+   * removes its listener from a request's signal: given the walk's own signal, every page already
+   * answered would be "cancelled" (a `notifications/cancelled` upstream, an McpError) when the walk
+   * stops at the end of each list. A signal per request, linked only while it is pending, avoids that.
+   */
+  private async fetch<T>(method: string, params: Record<string, unknown> | undefined, schema: ResultSchema<T>): Promise<T> {
+    const pending = new AbortController();
+    const stop = () => pending.abort(this.signal.reason);
+    this.signal.addEventListener('abort', stop, { once: true });
+    try {
+      return await this.upstream.request(method, params, schema, pending.signal);
+    } finally {
+      this.signal.removeEventListener('abort', stop);
     }
   }
 

@@ -1,7 +1,7 @@
 // In-process federation: several real upstream Servers behind one proxy, driven by real Clients.
 import { describe, expect, it } from 'vitest';
 import type { Client } from '@modelcontextprotocol/sdk/client/index.js';
-import { McpError } from '@modelcontextprotocol/sdk/types.js';
+import { CancelledNotificationSchema, McpError } from '@modelcontextprotocol/sdk/types.js';
 import { z } from 'zod';
 import { META_INCOMPLETE } from '../../src/protocol.js';
 import { createUpstreamServer, newStats, richResource } from '../helpers/upstream-server.js';
@@ -42,6 +42,22 @@ describe('merged lists', () => {
     const { uri: _u, ...meta } = richResource('file:///a.md');
     expect(items[2]).toEqual({ ...meta, uri: 'alpha+file:///a.md' });
     expect(metas).toEqual([]);
+  });
+
+  it('a finished list cancels nothing upstream: pages already answered are not "cancelled" when the walk stops', async () => {
+    const cancels: unknown[] = [];
+    const upstream = (prefix: string) => () => {
+      const { server } = createUpstreamServer({ resources: range(120, (i) => `${prefix}://${i}`).map((uri) => ({ uri, name: uri })), pageSize: 10 });
+      server.setNotificationHandler(CancelledNotificationSchema, (n) => void cancels.push(n.params));
+      return server;
+    };
+    await using h = await startHarness({ upstreams: { a: upstream('a'), b: upstream('b') }, config: { list: { maxItemsPerPage: 50 } } });
+    const client = await h.client();
+    for (let round = 0; round < 3; round++) expect((await listAll(client)).items).toHaveLength(240);
+    // A read after the lists: each upstream has handled everything the proxy sent it before.
+    await client.readResource({ uri: 'a+a://0' });
+    await client.readResource({ uri: 'b+b://0' });
+    expect(cancels).toEqual([]);
   });
 
   it('walks every upstream’s own pages and never hands one upstream another’s cursor', async () => {

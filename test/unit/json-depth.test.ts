@@ -38,6 +38,21 @@ describe('exceedsDepth', () => {
     expect(exceedsDepth(`[${'"\\\\",'.repeat(10)}[[1]]]`, 2)).toBe(true);
   });
 
+  it('long lines with few brackets are within bounds; with many, the exact scan decides', () => {
+    const items = (n: number) => Array.from({ length: n }, (_, i) => ({ uri: `x://r/${i}`, a: { b: [i] }, s: 'y'.repeat(50) }));
+    // 3 opening brackets per item, plus 3 for the envelope.
+    const page = (n: number) => JSON.stringify({ jsonrpc: '2.0', id: 1, result: { resources: items(n) } });
+    expect(exceedsDepth(page(100), 303)).toBe(false); // at most `max` brackets in all: no scan needed
+    expect(exceedsDepth(page(100), 302)).toBe(false); // one too many to bound by counting: scanned, depth 6
+    expect(exceedsDepth(page(100), 5)).toBe(true);
+    expect(exceedsDepth(page(100), 6)).toBe(false);
+    // Brackets inside strings count towards the bound but not towards the depth.
+    const inStrings = JSON.stringify({ a: ['{['.repeat(5000)], b: 'x'.repeat(10_000) });
+    expect(exceedsDepth(inStrings, 1000)).toBe(false);
+    expect(exceedsDepth(`[${inStrings},${'['.repeat(1000)}${']'.repeat(1000)}]`, 1000)).toBe(true);
+    expect(exceedsDepth(`[${inStrings},${'['.repeat(999)}${']'.repeat(999)}]`, 1000)).toBe(false);
+  });
+
   it('handles a million levels without recursion', () => {
     const n = 1_000_000;
     expect(exceedsDepth('['.repeat(n) + ']'.repeat(n), 1000)).toBe(true);
