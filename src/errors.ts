@@ -110,8 +110,15 @@ export function toJsonRpcError(err: unknown, ctx: ErrorContext = {}): JsonRpcErr
 
 /** The single shape of "Resource not found": code -32002 with the client's URI in `data`. */
 export function notFound(uri: string): JsonRpcError {
-  return new JsonRpcError(JsonRpc.RESOURCE_NOT_FOUND, 'Resource not found', { uri });
+  return new JsonRpcError(JsonRpc.RESOURCE_NOT_FOUND, 'Resource not found', { uri, [MARK_NOT_FOUND]: true });
 }
+
+/**
+ * `error.data` key on a not-found answer on its way out. SDK 2.x encodes -32002 as -32602 (the
+ * 2026-07-28 code) in every era; the 2025-11-25 session edge (`eras/rev2025.ts`) puts -32002 back
+ * and removes this key, so it never reaches a client.
+ */
+export const MARK_NOT_FOUND = 'mcp-federate/notFound';
 
 /** Reads the numeric JSON-RPC code of an error from an upstream (an `McpError` or similar). */
 export function rpcCodeOf(err: unknown): number | undefined {

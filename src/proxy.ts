@@ -1,11 +1,11 @@
 // Composition root: builds the shared core (pool, cache, relay, lister, resources), wires events, serves sessions.
 import { randomBytes } from 'node:crypto';
-import type { Server } from '@modelcontextprotocol/sdk/server/index.js';
-import type { Transport } from '@modelcontextprotocol/sdk/shared/transport.js';
+import type { Server, Transport } from '@modelcontextprotocol/server';
 import { ReadCache, type Clock } from './federation/cache.js';
 import type { FederateConfig } from './config/schema.js';
 import { createCursorCodec } from './federation/cursor.js';
 import { createFacadeServer } from './serve/facade.js';
+import { restoreLegacyNotFound } from './eras/rev2025.js';
 import { installDispatch } from './wire/dispatch.js';
 import { TransportFailure, type OutputLoss } from './wire/line-transport.js';
 import { Lister } from './federation/listing.js';
@@ -165,6 +165,7 @@ export function createProxy(options: ProxyOptions): Proxy {
         prior?.(loss);
       };
       await server.connect(transport);
+      restoreLegacyNotFound(transport as never);
       installDispatch(server, transport, 'server', { maxInFlight: config.wire.maxInFlight });
       return server;
     },

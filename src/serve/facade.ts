@@ -1,14 +1,6 @@
 // One SDK low-level Server per downstream session: capabilities, handlers, and the error boundary.
-import { Server } from '@modelcontextprotocol/sdk/server/index.js';
-import {
-  CompleteRequestSchema,
-  ListResourcesRequestSchema,
-  ListResourceTemplatesRequestSchema,
-  ReadResourceRequestSchema,
-  SubscribeRequestSchema,
-  UnsubscribeRequestSchema,
-  type ServerCapabilities,
-} from '@modelcontextprotocol/sdk/types.js';
+import { Server, type ServerCapabilities } from '@modelcontextprotocol/server';
+import { z } from 'zod';
 import { ErrorCodes, JsonRpc, JsonRpcError, ProxyError, toJsonRpcError, type ErrorContext } from '../errors.js';
 import type { Logger } from '../logger.js';
 import type { CompleteParams, FederatedResources } from '../federation/resources.js';
@@ -22,6 +14,20 @@ export interface FacadeOptions {
   logger: Logger;
   serverInfo: { name: string; version: string };
 }
+
+/** The request context handlers receive (only the signal is used). */
+type Ctx = { mcpReq: { signal: AbortSignal } };
+
+const ListParams = z.looseObject({ cursor: z.string().optional() });
+const UriParams = z.looseObject({ uri: z.string() });
+const CompleteParamsSchema = z.looseObject({
+  ref: z.union([
+    z.looseObject({ type: z.literal('ref/resource'), uri: z.string() }),
+    z.looseObject({ type: z.literal('ref/prompt'), name: z.string() }),
+  ]),
+  argument: z.looseObject({ name: z.string(), value: z.string() }),
+  context: z.looseObject({ arguments: z.record(z.string(), z.string()).optional() }).optional(),
+});
 
 /** Capabilities the facade declares. */
 export const FACADE_CAPABILITIES: ServerCapabilities = {
@@ -46,30 +52,30 @@ export function createFacadeServer(options: FacadeOptions): Server {
     }
   };
 
-  server.setRequestHandler(ListResourcesRequestSchema, (req, extra) =>
-    boundary(req.method, {}, () => resources.list('resources', req.params?.cursor, extra.signal)),
+  // Params are checked by our own light schemas (the 3-argument form): a failure is -32602 with
+  // one line naming the field, and no request pays for the SDK's full spec-schema parse.
+  const list = (kind: 'resources' | 'templates', method: string) => (params: { cursor?: string | undefined }, ctx: Ctx) =>
+    boundary(method, {}, () => resources.list(kind, params.cursor, ctx.mcpReq.signal));
+  server.setRequestHandler('resources/list', { params: ListParams }, list('resources', 'resources/list'));
+  server.setRequestHandler('resources/templates/list', { params: ListParams }, list('templates', 'resources/templates/list'));
+  server.setRequestHandler('resources/read', { params: UriParams }, (params, ctx) =>
+    boundary('resources/read', { uri: params.uri }, () => resources.read(params.uri, ctx.mcpReq.signal)),
   );
-  server.setRequestHandler(ListResourceTemplatesRequestSchema, (req, extra) =>
-    boundary(req.method, {}, () => resources.list('templates', req.params?.cursor, extra.signal)),
-  );
-  server.setRequestHandler(ReadResourceRequestSchema, (req, extra) =>
-    boundary(req.method, { uri: req.params.uri }, () => resources.read(req.params.uri, extra.signal)),
-  );
-  server.setRequestHandler(SubscribeRequestSchema, (req) =>
-    boundary(req.method, { uri: req.params.uri }, async () => {
-      await resources.subscribe(session, req.params.uri);
+  server.setRequestHandler('resources/subscribe', { params: UriParams }, (params) =>
+    boundary('resources/subscribe', { uri: params.uri }, async () => {
+      await resources.subscribe(session, params.uri);
       return {};
     }),
   );
-  server.setRequestHandler(UnsubscribeRequestSchema, (req) =>
-    boundary(req.method, { uri: req.params.uri }, async () => {
-      await resources.unsubscribe(session, req.params.uri);
+  server.setRequestHandler('resources/unsubscribe', { params: UriParams }, (params) =>
+    boundary('resources/unsubscribe', { uri: params.uri }, async () => {
+      await resources.unsubscribe(session, params.uri);
       return {};
     }),
   );
-  server.setRequestHandler(CompleteRequestSchema, (req, extra) =>
-    boundary(req.method, { uri: (req.params.ref as { uri?: string }).uri ?? '' }, () =>
-      resources.complete(req.params as CompleteParams, extra.signal),
+  server.setRequestHandler('completion/complete', { params: CompleteParamsSchema }, (params, ctx) =>
+    boundary('completion/complete', { uri: (params.ref as { uri?: string }).uri ?? '' }, () =>
+      resources.complete(params as CompleteParams, ctx.mcpReq.signal),
     ),
   );
   answerInvalidParams(server);
@@ -79,17 +85,26 @@ export function createFacadeServer(options: FacadeOptions): Server {
 type RequestHandler = (request: unknown, extra: unknown) => Promise<unknown>;
 
 /**
- * SDK 1.x validates each request's params with the method's zod schema inside the handler, and a
- * failure reaches the client as `-32603` with the whole zod issue dump as its message. This wraps
- * every registered handler (the Server's own `initialize` and `ping` included) so that a schema
- * failure is `-32602 Invalid params` with one line naming the field. Call after the last
- * `setRequestHandler`; throws when the SDK's handler map is not where it was (a test pins it).
+ * Makes every params failure `-32602 Invalid params: <field>: <problem>`, one line. SDK 2.x answers
+ * a spec-schema failure of its own handlers (`initialize`) with `-32603` and the zod issue dump as
+ * the message, and our params schemas' failures with `Invalid params for <method>: …`. This wraps
+ * every registered handler; call after the last `setRequestHandler`. Throws when the SDK's handler
+ * map is not where it was (a test pins it).
  */
 export function answerInvalidParams(server: Server): void {
   const handlers = (server as unknown as { _requestHandlers?: unknown })._requestHandlers;
   if (!(handlers instanceof Map)) throw new Error('the SDK Server has no _requestHandlers map');
-  const translate = (err: unknown): unknown =>
-    isZodError(err) ? new JsonRpcError(JsonRpc.INVALID_PARAMS, invalidParamsMessage(err.issues)) : err;
+  const translate = (err: unknown): unknown => {
+    const issues = specSchemaIssues(err);
+    if (issues) return new JsonRpcError(JsonRpc.INVALID_PARAMS, invalidParamsMessage(issues));
+    // Our own params schemas fail as `Invalid params for <method>: <field>: Invalid input: <what>`.
+    const e = err as { code?: unknown; message?: unknown } | null;
+    if (e?.code === JsonRpc.INVALID_PARAMS && typeof e.message === 'string') {
+      const m = /^Invalid params for [^:]+: (.*)$/s.exec(e.message);
+      if (m) return new JsonRpcError(JsonRpc.INVALID_PARAMS, oneLine(`Invalid params: ${m[1]!.replace(/Invalid input: /g, '')}`));
+    }
+    return err;
+  };
   const rethrow = (err: unknown): never => {
     throw translate(err);
   };
@@ -111,10 +126,20 @@ interface Issue {
   message: string;
 }
 
-/** A zod validation failure: classic `ZodError`, or the core `$ZodError` (not an `Error`) SDK 1.x's compat layer throws. */
-function isZodError(err: unknown): err is { issues: Issue[] } {
-  const e = err as { name?: unknown; issues?: unknown } | null;
-  return typeof e === 'object' && e !== null && (e.name === 'ZodError' || e.name === '$ZodError') && Array.isArray(e.issues);
+/**
+ * A spec-schema failure of a handler the SDK registered itself (`initialize`): SDK 2.x throws a plain
+ * `Error` whose message is the zod issue list as JSON. Returns the issues, or undefined.
+ */
+function specSchemaIssues(err: unknown): Issue[] | undefined {
+  if (!(err instanceof Error) || err.constructor !== Error || !err.message.startsWith('[')) return undefined;
+  try {
+    const issues = JSON.parse(err.message) as unknown;
+    return Array.isArray(issues) && issues.every((i) => Array.isArray((i as Issue)?.path) && typeof (i as Issue)?.message === 'string')
+      ? (issues as Issue[])
+      : undefined;
+  } catch {
+    return undefined;
+  }
 }
 
 /** `Invalid params: uri: expected string, received number`: the first issue, one line, bounded. */
@@ -124,7 +149,12 @@ export function invalidParamsMessage(issues: readonly Issue[]): string {
   const path = issue.path[0] === 'params' && issue.path.length > 1 ? issue.path.slice(1) : issue.path;
   const field = path.map((p) => (typeof p === 'number' ? `[${p}]` : String(p))).join('.').replace(/\.\[/g, '[');
   const what = issue.message.replace(/^Invalid input: /, '');
-  const line = `Invalid params: ${field ? `${field}: ` : ''}${what}`.replace(/[\u0000-\u001f\u2028\u2029]+/g, ' ');
+  return oneLine(`Invalid params: ${field ? `${field}: ` : ''}${what}`);
+}
+
+/** Control characters folded to spaces, at most 160 characters. */
+function oneLine(text: string): string {
+  const line = text.replace(/[\u0000-\u001f\u2028\u2029]+/g, ' ');
   return line.length > 160 ? `${line.slice(0, 157)}...` : line;
 }
 

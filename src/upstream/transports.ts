@@ -1,5 +1,5 @@
 // Default upstream transports: stdio children, Streamable HTTP, legacy SSE (with the fallback order).
-import type { Transport } from '@modelcontextprotocol/sdk/shared/transport.js';
+import type { Transport } from '@modelcontextprotocol/server';
 import { createBoundedFetch } from './bounded-fetch.js';
 import { ChildTransport } from './child-transport.js';
 import { isRemote, type FederateConfig, type ServerConfig } from '../config/schema.js';
@@ -66,9 +66,9 @@ export const defaultTransportFactory: TransportFactory = (id, config, logger, li
   const streamable: TransportCandidate = {
     kind: 'streamable-http',
     freshMessages: true,
-    // HTTP client modules load only when a remote upstream is configured (they cost ~80 ms of startup).
+    // Loaded on first use: with SDK 2.x the client package's root holds these next to `Client`.
     create: async () => {
-      const { StreamableHTTPClientTransport } = await import('@modelcontextprotocol/sdk/client/streamableHttp.js');
+      const { StreamableHTTPClientTransport } = await import('@modelcontextprotocol/client');
       return new StreamableHTTPClientTransport(url, { requestInit, fetch: boundedFetch });
     },
   };
@@ -76,7 +76,7 @@ export const defaultTransportFactory: TransportFactory = (id, config, logger, li
     kind: 'sse',
     freshMessages: true,
     create: async () => {
-      const { SSEClientTransport } = await import('@modelcontextprotocol/sdk/client/sse.js');
+      const { SSEClientTransport } = await import('@modelcontextprotocol/client');
       return new SSEClientTransport(url, {
         requestInit,
         fetch: boundedFetch,

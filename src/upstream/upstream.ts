@@ -1,6 +1,6 @@
 // One upstream MCP server: its Client session, request queue, timeouts, cancellation, status and events.
-import { Client } from '@modelcontextprotocol/sdk/client/index.js';
-import type { ServerCapabilities } from '@modelcontextprotocol/sdk/types.js';
+import { Client } from '@modelcontextprotocol/client';
+import type { ServerCapabilities } from '@modelcontextprotocol/client';
 import type { z } from 'zod';
 import type { ServerConfig } from '../config/schema.js';
 import { installDispatch } from '../wire/dispatch.js';
@@ -285,8 +285,10 @@ export class Upstream {
       return new ProxyError(ErrorCodes.RESPONSE_TOO_LARGE, what, { details: { server: this.id, limit: data.limit } });
     }
     const details = { server: this.id, rpcCode, upstreamMessage: (err as Error)?.message };
-    if (rpcCode === -32001) return new ProxyError(ErrorCodes.UPSTREAM_TIMEOUT, `upstream ${this.id} timed out`, { details });
-    if (rpcCode === -32000 || this.status !== 'ready' || isConnectionLost(err)) {
+    // SDK 2.x reports its own failures with string codes (SdkError), JSON-RPC errors with numbers.
+    const sdkCode = (err as { code?: unknown } | null)?.code;
+    if (sdkCode === 'REQUEST_TIMEOUT' || rpcCode === -32001) return new ProxyError(ErrorCodes.UPSTREAM_TIMEOUT, `upstream ${this.id} timed out`, { details });
+    if (sdkCode === 'CONNECTION_CLOSED' || sdkCode === 'NOT_CONNECTED' || rpcCode === -32000 || this.status !== 'ready' || isConnectionLost(err)) {
       return new ProxyError(ErrorCodes.UPSTREAM_UNAVAILABLE, `upstream ${this.id} connection lost`, { details });
     }
     return new ProxyError(ErrorCodes.UPSTREAM_ERROR, `upstream ${this.id} failed`, { cause: err, details });
@@ -308,7 +310,8 @@ function stderrTailOf(transport: unknown): readonly string[] {
 function isConnectionLost(err: unknown): boolean {
   if (!(err instanceof Error)) return false;
   if (err instanceof TypeError && err.message === 'fetch failed') return true;
-  const code = (err as { code?: unknown }).code;
-  if (err.message.startsWith('Streamable HTTP error:')) return code === 404;
+  if ((err.cause as { message?: unknown } | undefined)?.message === 'fetch failed') return true;
+  // SDK 2.x: an HTTP failure carries the response status (404: our session is unknown to a restarted server).
+  if ((err as { status?: unknown }).status === 404) return true;
   return err.message.startsWith('SSE error:');
 }

@@ -1,16 +1,15 @@
 // Dispatch of incoming JSON-RPC messages into an SDK Protocol: envelope-checked, every readable request id answered once.
-import type { Transport } from '@modelcontextprotocol/sdk/shared/transport.js';
-import type { JSONRPCMessage } from '@modelcontextprotocol/sdk/types.js';
+import type { Transport, JSONRPCMessage } from '@modelcontextprotocol/server';
 import { classify, type ReadableId } from './envelope.js';
 import { MARK_TOO_DEEP, MARK_TOO_LARGE } from '../errors.js';
 import { InFlightGate } from './in-flight.js';
 import type { Refusal } from './line-transport.js';
 
-/** The SDK 1.x Protocol methods this relies on (TypeScript-private, present at run time). */
+/** The SDK 2.x Protocol methods this relies on (TypeScript-private, present at run time; pinned by a test). */
 interface ProtocolInternals {
   _onrequest(message: unknown, extra?: unknown): void;
   _onresponse(message: unknown): void;
-  _onnotification(message: unknown): void;
+  _onnotification(message: unknown, extra?: unknown): void;
 }
 
 /** A transport that may report lines it refused and pause its input (see `LineTransport`). */
@@ -39,9 +38,9 @@ const CANCELLED = 'notifications/cancelled';
 
 /**
  * Replaces the SDK's `onmessage` with one that classifies every message by its envelope
- * ({@link classify}) and hands only well-formed ones to the Protocol. SDK 1.x's own dispatcher
- * tries zod schemas in turn (4.5 us of failing parses per request) and, for a message it cannot
- * place, reports it with `JSON.stringify(message)` and never answers it.
+ * ({@link classify}) and hands only well-formed ones to the Protocol. The SDK's own dispatcher
+ * classifies with zod guards (2.x: ~9 us per request, ~19 us per notification) and, for a message
+ * it cannot place, reports it with `JSON.stringify(message)` and never answers it.
  *
  * - server side: a bad envelope with a readable id gets `-32600` with that id (id null when it has
  *   none); a line the transport refused gets `-32700` (not JSON) or `-32600` (too large, too deep);
@@ -80,7 +79,7 @@ export function installDispatch(protocol: object, transport: RefusingTransport, 
         if (gate && (message as { method: string }).method === CANCELLED) {
           gate.closed((message as { params?: { requestId?: unknown } }).params?.requestId);
         }
-        return internals._onnotification(message);
+        return internals._onnotification(message, extra);
       case 'response':
         return internals._onresponse(message);
       case 'invalid':

@@ -1,7 +1,6 @@
 // Newline-delimited JSON-RPC over a readable/writable pair: bounded input, bounded output, one write per event-loop turn.
 import type { Readable, Writable } from 'node:stream';
-import type { Transport } from '@modelcontextprotocol/sdk/shared/transport.js';
-import type { JSONRPCMessage } from '@modelcontextprotocol/sdk/types.js';
+import type { Transport, JSONRPCMessage } from '@modelcontextprotocol/server';
 import { readableId, type ReadableId } from './envelope.js';
 import { DEFAULT_MAX_DEPTH, exceedsDepth } from './json-depth.js';
 

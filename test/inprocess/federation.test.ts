@@ -298,7 +298,7 @@ describe('reads', () => {
 
 describe('invalid params', () => {
   it.each([
-    ['resources/read', undefined, /^Invalid params: params: /],
+    ['resources/read', undefined, /^Invalid params: (params|uri): /],
     ['resources/read', { uri: 123 }, /^Invalid params: uri: expected string, received number$/],
     ['resources/list', { cursor: 1 }, /^Invalid params: cursor: /],
     ['resources/subscribe', {}, /^Invalid params: uri: /],

@@ -1,9 +1,8 @@
 // Dispatch: pinned to the SDK's Protocol internals; every bad request answered once; an upstream's bad answers fail only their request.
 import { describe, expect, it } from 'vitest';
-import { Client } from '@modelcontextprotocol/sdk/client/index.js';
-import { InMemoryTransport } from '@modelcontextprotocol/sdk/inMemory.js';
-import { Server } from '@modelcontextprotocol/sdk/server/index.js';
-import { ListResourcesRequestSchema, ResourceListChangedNotificationSchema, type JSONRPCMessage } from '@modelcontextprotocol/sdk/types.js';
+// Pinned to the SDK the proxy runs on (v2): its Protocol internals are what dispatch relies on.
+import { Client } from '@modelcontextprotocol/client';
+import { InMemoryTransport, Server, type JSONRPCMessage } from '@modelcontextprotocol/server';
 import { z } from 'zod';
 import { installDispatch } from '../../src/wire/dispatch.js';
 import { MARK_TOO_LARGE } from '../../src/errors.js';
@@ -12,7 +11,7 @@ import { counter, deferred } from '../helpers/gate.js';
 
 function newServer() {
   const server = new Server({ name: 's', version: '1' }, { capabilities: { resources: { listChanged: true } } });
-  server.setRequestHandler(ListResourcesRequestSchema, () => ({ resources: [{ uri: 'x://1', name: 'one' }] }));
+  server.setRequestHandler('resources/list', () => ({ resources: [{ uri: 'x://1', name: 'one' }] }));
   return server;
 }
 
@@ -44,7 +43,7 @@ describe('installDispatch', () => {
     installDispatch(client, clientSide, 'client');
     expect((await client.listResources()).resources).toEqual([{ uri: 'x://1', name: 'one' }]);
     const heard = deferred();
-    client.setNotificationHandler(ResourceListChangedNotificationSchema, () => heard.resolve());
+    client.setNotificationHandler('notifications/resources/list_changed', () => heard.resolve());
     await server.sendResourceListChanged();
     await heard.promise;
   });

@@ -1,8 +1,7 @@
 // In-flight bound: a client past maxInFlight stops being read until answers go out; cancels count as answers.
 import { PassThrough, Writable } from 'node:stream';
 import { describe, expect, it } from 'vitest';
-import { Server } from '@modelcontextprotocol/sdk/server/index.js';
-import { ReadResourceRequestSchema } from '@modelcontextprotocol/sdk/types.js';
+import { Server } from '@modelcontextprotocol/server';
 import { installDispatch } from '../../src/wire/dispatch.js';
 import { InFlightGate } from '../../src/wire/in-flight.js';
 import { LineTransport } from '../../src/wire/line-transport.js';
@@ -30,7 +29,7 @@ describe('dispatch with maxInFlight', () => {
     const release = deferred();
     const started = counter();
     const server = new Server({ name: 's', version: '1' }, { capabilities: { resources: {} } });
-    server.setRequestHandler(ReadResourceRequestSchema, async (req) => {
+    server.setRequestHandler('resources/read', async (req) => {
       started.hit();
       await release.promise;
       return { contents: [{ uri: req.params.uri, text: 'ok' }] };

@@ -1,7 +1,7 @@
 // LineTransport: framing, bounded input (size, depth, parse errors), bounded and coalesced output, loss reports, close.
 import { PassThrough, Writable } from 'node:stream';
 import { describe, expect, it } from 'vitest';
-import type { JSONRPCMessage } from '@modelcontextprotocol/sdk/types.js';
+import type { JSONRPCMessage } from '@modelcontextprotocol/server';
 import { idAtEnd, idAtStart, LineTransport, type LineTransportOptions, type OutputLoss, type Refusal } from '../../src/wire/line-transport.js';
 import { notificationCoalesceKey } from '../../src/protocol.js';
 import { counter, deferred } from '../helpers/gate.js';
