@@ -20,6 +20,8 @@ export interface CatalogServer {
   reason?: string;
   /** The last lines its child wrote to stderr before it failed; only with `reason`, when there are any. */
   stderr?: readonly string[];
+  /** The MCP revision negotiated with it (`--json` only); only when ready. */
+  protocol?: string;
   /** Resources and templates it contributes; null unless ready. */
   resources: number | null;
   templates: number | null;
@@ -50,7 +52,8 @@ export async function collectCatalog(proxy: Proxy, config: FederateConfig): Prom
     const upstream = proxy.pool.get(id);
     if (!server.enabled || !upstream) return { id, name: server.name, status: 'disabled', resources: null, templates: null };
     if (upstream.status === 'ready') {
-      return { id, name: server.name, status: 'ready', resources: r.get(id) ?? 0, templates: t.get(id) ?? 0 };
+      const protocol = upstream.protocolVersion;
+      return { id, name: server.name, status: 'ready', ...(protocol ? { protocol } : {}), resources: r.get(id) ?? 0, templates: t.get(id) ?? 0 };
     }
     const failure = upstream.failure;
     return {

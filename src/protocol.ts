@@ -67,6 +67,31 @@ export function notificationCoalesceKey(sent: object): string | undefined {
   return typeof uri === 'string' ? `u:${uri}` : undefined;
 }
 
+/** Result fields that describe one hop of the 2026-07-28 protocol (the upstream's own), not the resource. */
+const HOP_FIELDS = ['ttlMs', 'cacheScope', 'resultType'] as const;
+const RESERVED_META_PREFIX = 'io.modelcontextprotocol/';
+
+/**
+ * A copy of an upstream result without what belongs to that upstream's own hop: its cache hints
+ * (`ttlMs`, `cacheScope`: the proxy's cache consumes them, and answers carry the proxy's own),
+ * `resultType`, and reserved `io.modelcontextprotocol/*` `_meta` keys (e.g. its serverInfo). Other
+ * fields pass through. Returns `result` itself when there is nothing to drop.
+ */
+export function withoutHopFields<T extends Record<string, unknown>>(result: T): T {
+  const meta = result._meta as Record<string, unknown> | undefined;
+  const metaKeys = meta ? Object.keys(meta).filter((k) => k.startsWith(RESERVED_META_PREFIX)) : [];
+  if (metaKeys.length === 0 && !HOP_FIELDS.some((f) => f in result)) return result;
+  const copy: Record<string, unknown> = { ...result };
+  for (const f of HOP_FIELDS) delete copy[f];
+  if (meta && metaKeys.length > 0) {
+    const rest = { ...meta };
+    for (const k of metaKeys) delete rest[k];
+    if (Object.keys(rest).length > 0) copy._meta = rest;
+    else delete copy._meta;
+  }
+  return copy as T;
+}
+
 /** `_meta` key listing upstreams whose part of a list is missing or cut short, and why. */
 export const META_INCOMPLETE = 'mcp-federate/incomplete';
 

@@ -200,7 +200,7 @@ function createCoherence(max: number, relay: SubscriptionRelay, purgeExpired: ()
   return {
     /** Subscribes for `uri`; true when this call took a hold that must be released. */
     async hold(upstream: Upstream, uri: string): Promise<boolean> {
-      if (max === 0 || !upstream.capabilities?.resources?.subscribe || relay.holds(holder, upstream.id, uri)) return false;
+      if (max === 0 || !upstream.canSubscribe || relay.holds(holder, upstream.id, uri)) return false;
       if (held >= max) purgeExpired();
       if (held >= max) return false; // beyond the bound, entries are TTL-bound only
       held++;

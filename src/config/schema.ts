@@ -21,6 +21,12 @@ const commonServerFields = {
   concurrency: positiveInt().max(1024).default(16),
   /** Free text for humans; ignored. */
   description: z.string().optional(),
+  /**
+   * The MCP revision spoken to this upstream: "2025-11-25" (initialize handshake), "2026-07-28"
+   * (no handshake; the upstream must support it), or "auto" (ask with `server/discover`, fall back to
+   * initialize). Decided per upstream, never from a client's revision. Default: "2025-11-25".
+   */
+  protocol: z.enum(['2025-11-25', '2026-07-28', 'auto']).default('2025-11-25'),
   /** Set to false to never cache this upstream's reads. Default: true. */
   cache: z.boolean().default(true),
   /**

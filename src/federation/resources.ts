@@ -3,7 +3,7 @@ import type { ReadCache } from './cache.js';
 import type { ListKind } from './cursor.js';
 import { ErrorCodes, ProxyError } from '../errors.js';
 import { Lister } from './listing.js';
-import { CompleteResult, Methods, ReadResult, type CompleteResultT, type ReadResultT } from '../protocol.js';
+import { CompleteResult, Methods, ReadResult, withoutHopFields, type CompleteResultT, type ReadResultT } from '../protocol.js';
 import type { Session } from './sessions.js';
 import type { SubscriptionRelay } from './subscriptions.js';
 import type { Upstream } from '../upstream/upstream.js';
@@ -77,7 +77,7 @@ export class FederatedResources {
       throw asNotFound(err, signal);
     }
     // Copy, never rewrite in place: the object may be cached, or the upstream's own (in-memory transports).
-    return { ...result, contents: result.contents.map((c) => ({ ...c, uri: encodeUri(target.server, c.uri) })) };
+    return { ...withoutHopFields(result), contents: result.contents.map((c) => ({ ...c, uri: encodeUri(target.server, c.uri) })) };
   }
 
   /** `resources/subscribe` for one session (idempotent). */
@@ -105,7 +105,7 @@ export class FederatedResources {
     if (!upstream.supports('completions')) return { completion: { values: [], hasMore: false } };
     const upstreamParams: Record<string, unknown> = { ...params, ref: { ...params.ref, uri: target.uri } };
     try {
-      return await upstream.request(Methods.complete, upstreamParams, CompleteResult, signal);
+      return withoutHopFields(await upstream.request(Methods.complete, upstreamParams, CompleteResult, signal));
     } catch (err) {
       throw asNotFound(err);
     }

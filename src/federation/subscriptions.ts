@@ -164,7 +164,7 @@ export class SubscriptionRelay {
     const upstream = this.options.pool.get(entry.server);
     if (wanted && entry.upstream === 'none') {
       if (!upstream || upstream.status !== 'ready') throw new ProxyError(ErrorCodes.UPSTREAM_UNAVAILABLE, 'upstream unavailable');
-      if (upstream.capabilities?.resources?.subscribe) {
+      if (upstream.canSubscribe) {
         await upstream.request(Methods.subscribe, { uri: entry.uri }, EmptyResult);
         entry.upstream = 'subscribed';
       } else {

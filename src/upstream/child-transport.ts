@@ -52,6 +52,14 @@ export class ChildTransport implements Transport {
     return [...this.stderrLines];
   }
 
+  /**
+   * The child's stderr stream (read by this transport; exposed so SDK 2.x recognises a stdio
+   * transport by shape and probes a protocol version in place the way it does for its own).
+   */
+  get stderr(): NodeJS.ReadableStream | null {
+    return this.child?.stderr ?? null;
+  }
+
   /** The child's pid once started. */
   get pid(): number | undefined {
     return this.child?.pid;

@@ -111,7 +111,7 @@ export class Upstream {
     let lastStderr: readonly string[] = [];
     let lastError: unknown;
     for (const candidate of this.options.transportFactory(this.id, this.config, this.options.logger, this.options.limits)) {
-      const client = new Client(this.options.clientInfo, { capabilities: {} });
+      const client = new Client(this.options.clientInfo, { capabilities: {}, versionNegotiation: { mode: negotiationMode(this.config.protocol) } });
       this.connectingClient = client;
       let attempted: unknown;
       try {
@@ -163,6 +163,20 @@ export class Upstream {
       this.connect().catch(() => undefined); // failure logged and rescheduled by connect()
     }, delay);
     this.retryTimer.unref?.();
+  }
+
+  /** The MCP revision negotiated with the upstream (undefined until connected). */
+  get protocolVersion(): string | undefined {
+    return this.client?.getNegotiatedProtocolVersion();
+  }
+
+  /**
+   * True when `resources/subscribe` can be sent: the upstream declared it and speaks 2025-11-25
+   * (2026-07-28 replaced it with `subscriptions/listen`; until the relay opens listen streams, a
+   * modern upstream's subscriptions are emulated by polling).
+   */
+  get canSubscribe(): boolean {
+    return this.capabilities?.resources?.subscribe === true && this.protocolVersion !== MODERN;
   }
 
   /** True when the upstream declared `capability` (e.g. "resources", "completions"). */
@@ -314,4 +328,12 @@ function isConnectionLost(err: unknown): boolean {
   // SDK 2.x: an HTTP failure carries the response status (404: our session is unknown to a restarted server).
   if ((err as { status?: unknown }).status === 404) return true;
   return err.message.startsWith('SSE error:');
+}
+
+const MODERN = '2026-07-28';
+
+/** The SDK's version negotiation for a server's `protocol` setting. */
+function negotiationMode(protocol: ServerConfig['protocol']): 'legacy' | 'auto' | { pin: '2026-07-28' } {
+  if (protocol === 'auto') return 'auto';
+  return protocol === MODERN ? { pin: MODERN } : 'legacy';
 }

@@ -212,7 +212,7 @@ describe.concurrent('informational commands', () => {
     expect(String(result.stdout).endsWith('}')).toBe(true);
     const catalog = JSON.parse(String(result.stdout)) as Record<string, Record<string, unknown>[]>;
     expect(catalog.servers).toEqual([
-      { id: 'fixture-1', name: 'Fixture_1', status: 'ready', resources: 3, templates: 2 },
+      { id: 'fixture-1', name: 'Fixture_1', status: 'ready', protocol: '2025-11-25', resources: 3, templates: 2 },
       { id: 'ghost', name: 'ghost', status: 'unavailable', reason: `spawn ${ghost.command} ENOENT`, resources: null, templates: null },
       { id: 'off', name: 'off', status: 'disabled', resources: null, templates: null },
     ]);

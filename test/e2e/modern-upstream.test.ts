@@ -1,0 +1,62 @@
+// A 2026-07-28 upstream (SDK v2, serveStdio) next to a 2025 one, behind the built CLI, to a 2025 client.
+import path from 'node:path';
+import { describe, expect, it } from 'vitest';
+import { ResourceUpdatedNotificationSchema } from '@modelcontextprotocol/sdk/types.js';
+import { ProxyProcess, ROOT, TempDir, listAll, notFound, rpcError, runCli, suiteResource, upstreams, within } from './helpers.js';
+
+const MODERN = path.join(ROOT, 'test', 'fixtures', 'modern-server.mjs');
+const modern = (protocol: string) => ({ command: process.execPath, args: [MODERN], protocol });
+const text = (r: { contents: unknown[] }) => (r.contents[0] as { text: string }).text;
+
+describe('upstreams of both eras', () => {
+  const proxy = suiteResource(() =>
+    ProxyProcess.start({
+      servers: { modern: modern('2026-07-28'), legacy: { ...upstreams.fixture('--resources', '2', '--subscribe'), protocol: 'auto' } },
+      subscriptions: { pollIntervalMs: 100, coalesceMs: 0 },
+    }),
+  );
+
+  it('negotiates each upstream on its own: a pin, and auto falling back to 2025-11-25 (ls --json shows which)', async () => {
+    using dir = new TempDir();
+    const config = dir.writeConfig({ servers: { modern: modern('auto'), legacy: { ...upstreams.fixture('--resources', '2'), protocol: 'auto' } } });
+    const r = await runCli(['ls', '--json', '--config', config]);
+    expect(r.exitCode).toBe(0);
+    const servers = (JSON.parse(String(r.stdout)) as { servers: { id: string; protocol?: string }[] }).servers;
+    expect(servers.map((s) => [s.id, s.protocol])).toEqual([
+      ['modern', '2026-07-28'],
+      ['legacy', '2025-11-25'],
+    ]);
+  });
+
+  it('merges lists and templates of both; reads a modern resource without the upstream hop’s own fields', async () => {
+    const { client } = proxy();
+    const uris = (await listAll(client)).items.map((i) => i.uri);
+    expect(uris).toEqual(expect.arrayContaining(['modern+modern://doc/1', 'modern+modern://hinted', 'legacy+fixture://res/0']));
+    const templates = (await listAll(client, 'templates')).items.map((i) => i.uriTemplate);
+    expect(templates).toContain('modern+modern://doc/{id}');
+    const read = await client.readResource({ uri: 'modern+modern://doc/2' });
+    expect(read).toEqual({ contents: [{ uri: 'modern+modern://doc/2', text: 'doc 2' }] }); // no ttlMs, cacheScope or its serverInfo
+  });
+
+  it('a resource the modern upstream does not have is -32002 to a 2025 client, with the URI it sent', async () => {
+    expect(await rpcError(proxy().client.readResource({ uri: 'modern+modern://nope' }))).toEqual(notFound('modern+modern://nope'));
+  });
+
+  it('honours the upstream’s cache hint (ttlMs 60 s: reused) and its absence (ttlMs 0: read again)', async () => {
+    const { client } = proxy();
+    expect(text(await client.readResource({ uri: 'modern+modern://hinted' }))).toBe(text(await client.readResource({ uri: 'modern+modern://hinted' })));
+    expect(text(await client.readResource({ uri: 'modern+modern://counter' }))).not.toBe(text(await client.readResource({ uri: 'modern+modern://counter' })));
+  });
+
+  it('a subscription to a modern upstream is kept by polling (resources/subscribe is not in its era) and delivers updates', async () => {
+    const { client } = proxy();
+    const updated = new Promise<string>((resolve) =>
+      client.setNotificationHandler(ResourceUpdatedNotificationSchema, (n) => {
+        if (n.params.uri === 'modern+modern://counter') resolve(n.params.uri);
+      }),
+    );
+    await client.subscribeResource({ uri: 'modern+modern://counter' });
+    expect(await within(updated, 'an update of the polled modern resource')).toBe('modern+modern://counter');
+    await client.unsubscribeResource({ uri: 'modern+modern://counter' });
+  });
+});
