@@ -165,7 +165,7 @@ export class SubscriptionRelay {
     if (wanted && entry.upstream === 'none') {
       if (!upstream || upstream.status !== 'ready') throw new ProxyError(ErrorCodes.UPSTREAM_UNAVAILABLE, 'upstream unavailable');
       if (upstream.canSubscribe) {
-        await upstream.request(Methods.subscribe, { uri: entry.uri }, EmptyResult);
+        await upstream.subscribe(entry.uri);
         entry.upstream = 'subscribed';
       } else {
         entry.poll = { timer: setInterval(() => void this.poll(upstream, entry), this.options.pollIntervalMs), hash: undefined, busy: false };
@@ -179,7 +179,7 @@ export class SubscriptionRelay {
       const was = entry.upstream;
       entry.upstream = 'none';
       if (was === 'subscribed' && upstream?.status === 'ready') {
-        await upstream.request(Methods.unsubscribe, { uri: entry.uri }, EmptyResult).catch((err: unknown) =>
+        await upstream.unsubscribe(entry.uri).catch((err: unknown) =>
           this.options.logger.debug({ server: entry.server, code: (err as ProxyError).code }, 'upstream unsubscribe failed'),
         );
       }

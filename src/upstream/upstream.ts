@@ -6,6 +6,8 @@ import type { ServerConfig } from '../config/schema.js';
 import { installDispatch } from '../wire/dispatch.js';
 import { ErrorCodes, MARK_TOO_DEEP, MARK_TOO_LARGE, ProxyError, rpcCodeOf } from '../errors.js';
 import { FairQueue } from './fair-queue.js';
+import { ListenFilter } from './listen-filter.js';
+import { EmptyResult, Methods } from '../protocol.js';
 import type { Logger } from '../logger.js';
 import type { TransportFactory, TransportLimits } from './transports.js';
 
@@ -70,6 +72,8 @@ export class Upstream {
   private readyAt = 0;
   private retryTimer: NodeJS.Timeout | undefined;
   private readonly queue: FairQueue;
+  /** The listen filter of the current connection (a new connection starts an empty one). */
+  private listens: { client: Client; filter: ListenFilter } | undefined;
   private readonly queuedTimeout = (): ProxyError =>
     new ProxyError(ErrorCodes.UPSTREAM_TIMEOUT, `upstream ${this.id} timed out (queued)`, { details: { server: this.id } });
   private readonly notificationListeners = new Set<(n: UpstreamNotification) => void>();
@@ -171,12 +175,40 @@ export class Upstream {
   }
 
   /**
-   * True when `resources/subscribe` can be sent: the upstream declared it and speaks 2025-11-25
-   * (2026-07-28 replaced it with `subscriptions/listen`; until the relay opens listen streams, a
-   * modern upstream's subscriptions are emulated by polling).
+   * True when the upstream can notify changes of a URI: it declared `resources.subscribe`
+   * (2025-11-25: `resources/subscribe`; 2026-07-28: a `subscriptions/listen` filter entry).
+   * Otherwise the relay polls.
    */
   get canSubscribe(): boolean {
-    return this.capabilities?.resources?.subscribe === true && this.protocolVersion !== MODERN;
+    return this.capabilities?.resources?.subscribe === true;
+  }
+
+  /**
+   * Asks the upstream to notify changes of `uri`, in its revision's way: `resources/subscribe`, or
+   * an entry of this connection's listen filter (the stream is reopened with the new set).
+   */
+  subscribe(uri: string): Promise<void> {
+    const listen = this.listenFilter();
+    if (listen) return listen.add(uri);
+    return this.request(Methods.subscribe, { uri }, EmptyResult).then(() => undefined);
+  }
+
+  /** The reverse of {@link subscribe}. */
+  unsubscribe(uri: string): Promise<void> {
+    const listen = this.listenFilter();
+    if (listen) return listen.remove(uri);
+    return this.request(Methods.unsubscribe, { uri }, EmptyResult).then(() => undefined);
+  }
+
+  /** This connection's listen filter, for a 2026-07-28 upstream; undefined for 2025-11-25. */
+  private listenFilter(): ListenFilter | undefined {
+    const client = this.client;
+    if (!client || client.getNegotiatedProtocolVersion() !== MODERN) return undefined;
+    if (this.listens?.client !== client) {
+      const timeout = this.config.timeoutMs;
+      this.listens = { client, filter: new ListenFilter((uris) => client.listen({ resourceSubscriptions: uris }, { timeout })) };
+    }
+    return this.listens.filter;
   }
 
   /** True when the upstream declared `capability` (e.g. "resources", "completions"). */
@@ -241,6 +273,8 @@ export class Upstream {
     this.firstAttemptDone();
     clearTimeout(this.retryTimer);
     this.retryTimer = undefined;
+    void this.listens?.filter.close();
+    this.listens = undefined;
     const clients = [this.client, this.connectingClient];
     this.client = undefined;
     this.connectingClient = undefined;

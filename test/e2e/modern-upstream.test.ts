@@ -48,15 +48,17 @@ describe('upstreams of both eras', () => {
     expect(text(await client.readResource({ uri: 'modern+modern://counter' }))).not.toBe(text(await client.readResource({ uri: 'modern+modern://counter' })));
   });
 
-  it('a subscription to a modern upstream is kept by polling (resources/subscribe is not in its era) and delivers updates', async () => {
+  it('a subscription to a modern upstream is an entry of its subscriptions/listen filter: its notification reaches the client', async () => {
     const { client } = proxy();
     const updated = new Promise<string>((resolve) =>
       client.setNotificationHandler(ResourceUpdatedNotificationSchema, (n) => {
-        if (n.params.uri === 'modern+modern://counter') resolve(n.params.uri);
+        if (n.params.uri === 'modern+modern://ticker') resolve(n.params.uri);
       }),
     );
-    await client.subscribeResource({ uri: 'modern+modern://counter' });
-    expect(await within(updated, 'an update of the polled modern resource')).toBe('modern+modern://counter');
-    await client.unsubscribeResource({ uri: 'modern+modern://counter' });
+    await client.subscribeResource({ uri: 'modern+modern://ticker' });
+    // The ticker reads the same every time: no poller could see this change, only a notification.
+    await client.readResource({ uri: 'modern+modern://control/tick' });
+    expect(await within(updated, 'the listen stream’s update of the modern ticker')).toBe('modern+modern://ticker');
+    await client.unsubscribeResource({ uri: 'modern+modern://ticker' });
   });
 });

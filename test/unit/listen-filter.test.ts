@@ -1,0 +1,55 @@
+// ListenFilter: a change opens the new stream before closing the old; bursts fold into one reopening; failures surface.
+import { describe, expect, it } from 'vitest';
+import { ListenFilter } from '../../src/upstream/listen-filter.js';
+import { deferred } from '../helpers/gate.js';
+
+function opener() {
+  const log: string[] = [];
+  let n = 0;
+  let gate: Promise<void> | undefined;
+  const open = async (uris: string[]) => {
+    const id = ++n;
+    log.push(`open#${id} ${uris.join(',')}`);
+    if (gate) await gate;
+    return {
+      close: async () => {
+        log.push(`close#${id}`);
+      },
+    };
+  };
+  return { log, open, hold: (p: Promise<void>) => (gate = p), release: () => (gate = undefined) };
+}
+
+describe('ListenFilter', () => {
+  it('opens the stream with the new set before closing the old one', async () => {
+    const o = opener();
+    const f = new ListenFilter(o.open);
+    await f.add('a://1');
+    await f.add('a://2');
+    await f.remove('a://1');
+    await f.remove('a://2');
+    expect(o.log).toEqual(['open#1 a://1', 'open#2 a://1,a://2', 'close#1', 'open#3 a://2', 'close#2', 'close#3']);
+  });
+
+  it('folds changes made while a stream is opening into one reopening', async () => {
+    const o = opener();
+    const f = new ListenFilter(o.open);
+    const slow = deferred();
+    o.hold(slow.promise);
+    const first = f.add('a://1');
+    const burst = ['a://2', 'a://3', 'a://4'].map((u) => f.add(u));
+    o.release();
+    slow.resolve();
+    await Promise.all([first, ...burst]);
+    expect(o.log).toEqual(['open#1 a://1', 'open#2 a://1,a://2,a://3,a://4', 'close#1']);
+  });
+
+  it('rejects the change whose stream could not be opened; close forgets everything', async () => {
+    const f = new ListenFilter(async () => {
+      throw new Error('refused');
+    });
+    await expect(f.add('a://1')).rejects.toThrow('refused');
+    await f.close();
+    await f.remove('a://1'); // forgotten: nothing to do
+  });
+});
