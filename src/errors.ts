@@ -51,6 +51,7 @@ export class ProxyError extends Error {
 
 /** JSON-RPC error codes used at the facade boundary. */
 export const JsonRpc = {
+  PARSE_ERROR: -32700,
   INVALID_REQUEST: -32600,
   RESOURCE_NOT_FOUND: -32002,
   INVALID_PARAMS: -32602,

@@ -217,12 +217,5 @@ function createCoherence(max: number, relay: SubscriptionRelay, purgeExpired: ()
       held--;
       void relay.unsubscribe(holder, server, uri).catch(() => undefined);
     },
-    /** Live holds (for tests and diagnostics). */
-    get size(): number {
-      return held;
-    },
   };
 }
-
-/** The coherence holds the read path takes and gives back. */
-export type Coherence = ReturnType<typeof createCoherence>;

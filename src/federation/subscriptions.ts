@@ -2,7 +2,7 @@
 import { createHash } from 'node:crypto';
 import { ErrorCodes, ProxyError } from '../errors.js';
 import type { Logger } from '../logger.js';
-import { EmptyResult, Methods, ReadResult } from '../protocol.js';
+import { Methods, ReadResult } from '../protocol.js';
 import type { Session } from './sessions.js';
 import type { Upstream } from '../upstream/upstream.js';
 import type { UpstreamPool } from '../upstream/pool.js';

@@ -65,28 +65,31 @@ export function createFacadeServer(options: FacadeOptions): Server {
     }
   };
 
-  // Params are checked by our own light schemas (the 3-argument form): a failure is -32602 with
-  // one line naming the field, and no request pays for the SDK's full spec-schema parse.
-  const list = (kind: 'resources' | 'templates', method: string) => (params: { cursor?: string | undefined }, ctx: Ctx) =>
-    boundary(method, {}, () => resources.list(kind, params.cursor, ctx.mcpReq.signal));
-  server.setRequestHandler('resources/list', { params: ListParams }, list('resources', 'resources/list'));
-  server.setRequestHandler('resources/templates/list', { params: ListParams }, list('templates', 'resources/templates/list'));
-  server.setRequestHandler('resources/read', { params: UriParams }, (params, ctx) =>
+  // Params are checked here, by light schemas, not by the SDK (whose failures read `Invalid params
+  // for <method>: …`): every params failure is then one -32602 format, and no request pays for the
+  // SDK's full spec-schema parse.
+  const handle = <P>(method: string, schema: z.ZodType<P>, fn: (params: P, ctx: Ctx) => Promise<Record<string, unknown>>) =>
+    server.setRequestHandler(method, { params: z.unknown() }, (raw, ctx) => fn(parseParams(schema, raw), ctx));
+  const list = (kind: 'resources' | 'templates', method: string) =>
+    handle(method, ListParams, (params, ctx) => boundary(method, {}, () => resources.list(kind, params.cursor, ctx.mcpReq.signal)));
+  list('resources', 'resources/list');
+  list('templates', 'resources/templates/list');
+  handle('resources/read', UriParams, (params, ctx) =>
     boundary('resources/read', { uri: params.uri }, () => resources.read(params.uri, ctx.mcpReq.signal)),
   );
-  server.setRequestHandler('resources/subscribe', { params: UriParams }, (params) =>
+  handle('resources/subscribe', UriParams, (params) =>
     boundary('resources/subscribe', { uri: params.uri }, async () => {
       await resources.subscribe(session, params.uri);
       return {};
     }),
   );
-  server.setRequestHandler('resources/unsubscribe', { params: UriParams }, (params) =>
+  handle('resources/unsubscribe', UriParams, (params) =>
     boundary('resources/unsubscribe', { uri: params.uri }, async () => {
       await resources.unsubscribe(session, params.uri);
       return {};
     }),
   );
-  server.setRequestHandler('completion/complete', { params: CompleteParamsSchema }, (params, ctx) =>
+  handle('completion/complete', CompleteParamsSchema, (params, ctx) =>
     boundary('completion/complete', { uri: (params.ref as { uri?: string }).uri ?? '' }, () =>
       resources.complete(params as CompleteParams, ctx.mcpReq.signal),
     ),
@@ -98,25 +101,17 @@ export function createFacadeServer(options: FacadeOptions): Server {
 type RequestHandler = (request: unknown, extra: unknown) => Promise<unknown>;
 
 /**
- * Makes every params failure `-32602 Invalid params: <field>: <problem>`, one line. SDK 2.x answers
- * a spec-schema failure of its own handlers (`initialize`) with `-32603` and the zod issue dump as
- * the message, and our params schemas' failures with `Invalid params for <method>: …`. This wraps
- * every registered handler; call after the last `setRequestHandler`. Throws when the SDK's handler
- * map is not where it was (a test pins it).
+ * Makes a params failure of the handlers the SDK registers itself (`initialize`) the same one-line
+ * `-32602 Invalid params: <field>: <problem>` as ours (see `parseParams`): SDK 2.x answers them with
+ * `-32603` and the zod issue dump as the message. Wraps every registered handler; call after the
+ * last `setRequestHandler`. Throws when the SDK's handler map is not where it was (a test pins it).
  */
 export function answerInvalidParams(server: Server): void {
   const handlers = (server as unknown as { _requestHandlers?: unknown })._requestHandlers;
   if (!(handlers instanceof Map)) throw new Error('the SDK Server has no _requestHandlers map');
   const translate = (err: unknown): unknown => {
     const issues = specSchemaIssues(err);
-    if (issues) return new JsonRpcError(JsonRpc.INVALID_PARAMS, invalidParamsMessage(issues));
-    // Our own params schemas fail as `Invalid params for <method>: <field>: Invalid input: <what>`.
-    const e = err as { code?: unknown; message?: unknown } | null;
-    if (e?.code === JsonRpc.INVALID_PARAMS && typeof e.message === 'string') {
-      const m = /^Invalid params for [^:]+: (.*)$/s.exec(e.message);
-      if (m) return new JsonRpcError(JsonRpc.INVALID_PARAMS, oneLine(`Invalid params: ${m[1]!.replace(/Invalid input: /g, '')}`));
-    }
-    return err;
+    return issues ? new JsonRpcError(JsonRpc.INVALID_PARAMS, invalidParamsMessage(issues)) : err;
   };
   const rethrow = (err: unknown): never => {
     throw translate(err);
@@ -137,6 +132,13 @@ export function answerInvalidParams(server: Server): void {
 interface Issue {
   path: PropertyKey[];
   message: string;
+}
+
+/** `raw` checked by `schema`; a failure is `-32602` with one line naming the field. */
+function parseParams<P>(schema: z.ZodType<P>, raw: unknown): P {
+  const parsed = schema.safeParse(raw);
+  if (!parsed.success) throw new JsonRpcError(JsonRpc.INVALID_PARAMS, invalidParamsMessage(parsed.error.issues));
+  return parsed.data;
 }
 
 /**

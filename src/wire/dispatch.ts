@@ -1,7 +1,7 @@
 // Dispatch of incoming JSON-RPC messages into an SDK Protocol: envelope-checked, every readable request id answered once.
 import type { Transport, JSONRPCMessage } from '@modelcontextprotocol/server';
 import { classify, type ReadableId } from './envelope.js';
-import { MARK_TOO_DEEP, MARK_TOO_LARGE } from '../errors.js';
+import { JsonRpc, MARK_TOO_DEEP, MARK_TOO_LARGE } from '../errors.js';
 import { InFlightGate } from './in-flight.js';
 import type { Refusal } from './line-transport.js';
 
@@ -31,9 +31,6 @@ export interface DispatchOptions {
 /** Which end of the connection the Protocol is: a server answers bad requests, a client fails its own pending ones. */
 export type Side = 'server' | 'client';
 
-const PARSE_ERROR = -32700;
-const INVALID_REQUEST = -32600;
-const INTERNAL_ERROR = -32603;
 const CANCELLED = 'notifications/cancelled';
 
 /**
@@ -65,7 +62,7 @@ export function installDispatch(protocol: object, transport: RefusingTransport, 
       .send({ jsonrpc: '2.0', id, error: { code, message, ...(data === undefined ? {} : { data }) } } as unknown as JSONRPCMessage)
       .catch(() => undefined);
   const failPending = (id: string | number, message: string, data?: Record<string, unknown>) =>
-    internals._onresponse({ jsonrpc: '2.0', id, error: { code: INTERNAL_ERROR, message, ...(data ? { data } : {}) } });
+    internals._onresponse({ jsonrpc: '2.0', id, error: { code: JsonRpc.INTERNAL_ERROR, message, ...(data ? { data } : {}) } });
 
   const gate = side === 'server' ? inFlightGate(transport, options.maxInFlight) : undefined;
 
@@ -84,7 +81,7 @@ export function installDispatch(protocol: object, transport: RefusingTransport, 
         return internals._onresponse(message);
       case 'invalid':
         if (side === 'server') {
-          if (envelope.answer) return reply(envelope.id, INVALID_REQUEST, `Invalid Request: ${envelope.reason}`);
+          if (envelope.answer) return reply(envelope.id, JsonRpc.INVALID_REQUEST, `Invalid Request: ${envelope.reason}`);
         } else if (!envelope.answer && isPendingId(envelope.id)) {
           return failPending(envelope.id, 'Invalid response from upstream');
         }
@@ -95,9 +92,9 @@ export function installDispatch(protocol: object, transport: RefusingTransport, 
   transport.onrefused = (refusal) => {
     const { reason, id, limit } = refusal;
     if (side === 'server') {
-      if (reason === 'parse-error') return reply(null, PARSE_ERROR, 'Parse error');
+      if (reason === 'parse-error') return reply(null, JsonRpc.PARSE_ERROR, 'Parse error');
       const what = reason === 'too-large' ? `message exceeds ${limit} bytes` : `message nests deeper than ${limit} levels`;
-      return reply(id, INVALID_REQUEST, `Invalid Request: ${what}`, { limit });
+      return reply(id, JsonRpc.INVALID_REQUEST, `Invalid Request: ${what}`, { limit });
     }
     if (reason === 'parse-error') return report('dropped a line that is not JSON');
     if (isPendingId(id)) {
