@@ -1,12 +1,13 @@
 // Composition root: builds the shared core (pool, cache, relay, lister, resources), wires events, serves sessions.
 import { randomBytes } from 'node:crypto';
 import type { Server, Transport } from '@modelcontextprotocol/server';
+import { serveStdio } from '@modelcontextprotocol/server/stdio';
 import { ReadCache, type Clock } from './federation/cache.js';
 import type { FederateConfig } from './config/schema.js';
 import { createCursorCodec } from './federation/cursor.js';
-import { createFacadeServer } from './serve/facade.js';
-import { restoreLegacyNotFound } from './eras/rev2025.js';
-import { installDispatch } from './wire/dispatch.js';
+import { createFacadeServer, type Era } from './serve/facade.js';
+import { ListenTap } from './eras/listen-tap.js';
+import { installServerGuard } from './wire/dispatch.js';
 import { TransportFailure, type OutputLoss } from './wire/line-transport.js';
 import { Lister } from './federation/listing.js';
 import type { Logger } from './logger.js';
@@ -48,12 +49,38 @@ export interface Proxy extends AsyncDisposable {
    */
   start(): Promise<void>;
   /**
-   * Serves one downstream session over `transport`; the session ends when the transport closes.
-   * May be called before `start()` resolves: requests wait for their upstreams' first connection.
+   * Serves one downstream connection over `transport` (stdio, or any message stream), in whichever
+   * era its client speaks: the first message decides (`initialize`: 2025-11-25; a request with the
+   * 2026-07-28 `_meta` envelope, such as `server/discover`: 2026-07-28), as SDK 2.x's `serveStdio`
+   * does. The session ends when the transport closes. May be called before `start()` resolves:
+   * requests wait for their upstreams' first connection.
    */
-  connect(transport: Transport): Promise<Server>;
+  connect(transport: Transport): Promise<Connection>;
+  /**
+   * Opens one downstream session for a caller whose transport the caller manages (e.g. an HTTP
+   * session): its Servers are made by {@link DownstreamSession.createServer}.
+   */
+  openSession(): DownstreamSession;
   /** Stops accepting, closes sessions, unsubscribes upstream (best effort), closes upstreams. Idempotent. */
   close(): Promise<void>;
+}
+
+/** One served connection. */
+export interface Connection {
+  /** Ends the connection (answers open listens, closes the transport) and releases its session. Idempotent. */
+  close(): Promise<void>;
+}
+
+/** One downstream session: its subscriptions, its notifications, and the Server(s) that serve it. */
+export interface DownstreamSession {
+  readonly session: Session;
+  /**
+   * A Server for this session in `era`; the latest one made receives the session's notifications.
+   * Closing a Server does not end the session: {@link DownstreamSession.close} does.
+   */
+  createServer(era: Era): Server;
+  /** Releases the session's subscriptions and forgets it. Idempotent. */
+  close(): void;
 }
 
 const SERVER_INFO = { name: 'mcp-federate', version: VERSION };
@@ -125,6 +152,7 @@ export function createProxy(options: ProxyOptions): Proxy {
   });
 
   const servers = new Set<Server>();
+  const connections = new Set<Connection>();
   let closing: Promise<void> | undefined;
   let ids = 0;
 
@@ -135,42 +163,84 @@ export function createProxy(options: ProxyOptions): Proxy {
     relay,
     sessions,
     start,
-    async connect(transport) {
+    openSession() {
       if (closing) throw new Error('proxy is closed');
       void start(); // requests wait for their upstreams' first connection attempt
-      let server!: Server;
+      let current: Server | undefined;
+      let open = true;
       const session: Session = {
         id: `s${++ids}`,
-        sendUpdated: (uri) => void server.sendResourceUpdated({ uri }).catch(() => undefined),
-        sendListChanged: () => void server.sendResourceListChanged().catch(() => undefined),
+        sendUpdated: (uri) => void current?.sendResourceUpdated({ uri }).catch(() => undefined),
+        sendListChanged: () => void current?.sendResourceListChanged().catch(() => undefined),
       };
-      server = createFacadeServer({ resources, session, logger, serverInfo: SERVER_INFO });
-      servers.add(server);
       sessions.add(session);
-      server.onclose = () => {
-        servers.delete(server);
-        sessions.delete(session);
-        relay.releaseSession(session);
+      const handle: DownstreamSession = {
+        session,
+        createServer(era) {
+          const server = createFacadeServer({ resources, session, logger, serverInfo: SERVER_INFO, era });
+          current = server;
+          servers.add(server);
+          server.onclose = () => {
+            servers.delete(server);
+            if (current === server) current = undefined;
+          };
+          // Malformed input is the client's problem, logged quietly.
+          server.onerror = (err) => logger.debug({ session: session.id, err: err.message }, 'session transport');
+          return server;
+        },
+        close() {
+          if (!open) return;
+          open = false;
+          sessions.delete(session);
+          relay.releaseSession(session);
+        },
       };
-      // Malformed input is the client's problem, logged quietly; lost output is ours to report loudly.
-      server.onerror = (err) =>
-        err instanceof TransportFailure
-          ? logger.warn({ session: session.id, err: err.message }, 'session transport failed')
-          : logger.debug({ session: session.id, err: err.message }, 'session transport');
+      return handle;
+    },
+    async connect(transport) {
+      const downstream = this.openSession();
+      const { session } = downstream;
       const lossy = transport as Transport & { onloss?: (loss: OutputLoss) => void };
       const prior = lossy.onloss;
+      // Lost output is ours to report loudly.
       lossy.onloss = (loss) => {
         const why = loss.reason === 'overflow' ? 'client is not reading its output' : `write failed: ${loss.error}`;
         logger.error({ session: session.id, ...loss }, `closing session: ${why}; ${loss.messages} message(s) lost`);
         prior?.(loss);
       };
-      await server.connect(transport);
-      restoreLegacyNotFound(transport as never);
-      installDispatch(server, transport, 'server', { maxInFlight: config.wire.maxInFlight });
-      return server;
+      const entry = serveStdio(({ era }) => downstream.createServer(era), {
+        transport,
+        onerror: (err) =>
+          err instanceof TransportFailure
+            ? logger.warn({ session: session.id, err: err.message }, 'session transport failed')
+            : logger.debug({ session: session.id, err: err.message }, 'session transport'),
+      });
+      // serveStdio has set the transport's handlers; wrap them: listens narrowed to what the
+      // federation accepts (innermost), then the envelope guard (outermost), then session release.
+      new ListenTap({
+        accept: (uri) => resources.subscribe(session, uri).then(() => true),
+        release: (uri) => void resources.unsubscribe(session, uri).catch(() => undefined),
+      }).install(transport);
+      installServerGuard(transport, { maxInFlight: config.wire.maxInFlight });
+      const onclose = transport.onclose;
+      transport.onclose = () => {
+        onclose?.();
+        downstream.close();
+        connections.delete(connection);
+      };
+      const connection: Connection = {
+        async close() {
+          await entry.close();
+          downstream.close();
+          connections.delete(connection);
+        },
+      };
+      connections.add(connection);
+      return connection;
     },
     close() {
       closing ??= (async () => {
+        await Promise.allSettled([...connections].map((c) => c.close()));
         await Promise.allSettled([...servers].map((s) => s.close()));
         sessions.close();
         await relay.close();

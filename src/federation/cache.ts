@@ -40,10 +40,14 @@ export interface CacheLoad {
   release?: (() => void) | undefined;
 }
 
-/** Which entry a read was served from. */
+/** Which entry a read was served from, and how much life that entry has left. */
 export interface CacheOutcome {
   result: ReadResultT;
   hit: boolean;
+  /** How long ago the result was fetched from the upstream (0 unless `hit`). */
+  ageMs: number;
+  /** Remaining life of the stored entry that holds this result; undefined when it is not stored. */
+  remainingMs: number | undefined;
 }
 
 /** A shared load in flight; `stale` once its URI was invalidated meanwhile (its result is then not stored). */
@@ -91,7 +95,11 @@ export class ReadCache {
   async read(req: CacheLoad, signal?: AbortSignal): Promise<CacheOutcome> {
     const key = encodeUri(req.server, req.uri);
     const cached = this.lru.get(key);
-    if (cached !== undefined) return { result: cached, hit: true };
+    if (cached !== undefined) {
+      const remainingMs = Math.max(0, this.lru.getRemainingTTL(key));
+      const window = reuseWindow(req.ttlMs ?? this.options.ttlMs, cached); // the TTL the entry was stored with
+      return { result: cached, hit: true, ageMs: Math.max(0, window - remainingMs), remainingMs };
+    }
     let flight = this.flights.get(key);
     if (!flight) {
       const f: Flight = { promise: undefined as unknown as Promise<ReadResultT>, stale: false };
@@ -99,7 +107,9 @@ export class ReadCache {
       f.promise.catch(() => undefined); // observed by the callers; never an unhandled rejection
       this.flights.set(key, (flight = f));
     }
-    return { result: await abandonable(flight.promise, signal), hit: false };
+    const result = await abandonable(flight.promise, signal);
+    const remainingMs = this.lru.peek(key) === result ? Math.max(0, this.lru.getRemainingTTL(key)) : undefined;
+    return { result, hit: false, ageMs: 0, remainingMs };
   }
 
   /** Drops one entry; a read in flight for it will not be stored. */

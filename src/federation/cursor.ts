@@ -19,6 +19,8 @@ export interface CursorPosition {
   pages: number;
   /** Makes every issued cursor unique (two clients at the same position get different tokens). */
   nonce?: string;
+  /** An earlier page of this walk was `private`: every later page is too (one scope per list). */
+  private?: boolean;
 }
 
 /** Encodes and verifies cursors with one secret key. */
@@ -49,7 +51,7 @@ export function createCursorCodec(key: Uint8Array): CursorCodec {
   return {
     encode(p) {
       const body = Buffer.from(
-        JSON.stringify([p.kind === 'resources' ? 'r' : 't', p.epoch, p.index, p.upstreamCursor ?? null, p.pages, p.nonce ?? '']),
+        JSON.stringify([p.kind === 'resources' ? 'r' : 't', p.epoch, p.index, p.upstreamCursor ?? null, p.pages, p.nonce ?? '', p.private ? 1 : 0]),
       ).toString('base64url');
       return `${body}.${mac(body).toString('base64url')}`;
     },
@@ -66,14 +68,15 @@ export function createCursorCodec(key: Uint8Array): CursorCodec {
       } catch {
         throw invalid('json');
       }
-      if (!Array.isArray(parsed) || parsed.length !== 6) throw invalid('shape');
-      const [k, e, index, upstreamCursor, pages, nonce] = parsed as unknown[];
+      if (!Array.isArray(parsed) || parsed.length !== 7) throw invalid('shape');
+      const [k, e, index, upstreamCursor, pages, nonce, scope] = parsed as unknown[];
       if (k !== (kind === 'resources' ? 'r' : 't')) throw invalid('kind');
       if (e !== epoch) throw invalid('stale');
       if (!Number.isSafeInteger(index) || (index as number) < 0) throw invalid('index');
       if (upstreamCursor !== null && typeof upstreamCursor !== 'string') throw invalid('upstream cursor');
       if (!Number.isSafeInteger(pages) || (pages as number) < 0) throw invalid('pages');
       if (typeof nonce !== 'string') throw invalid('nonce');
+      if (scope !== 0 && scope !== 1) throw invalid('scope');
       return {
         kind,
         epoch,
@@ -81,6 +84,7 @@ export function createCursorCodec(key: Uint8Array): CursorCodec {
         upstreamCursor: (upstreamCursor as string | null) ?? undefined,
         pages: pages as number,
         ...(nonce ? { nonce } : {}),
+        ...(scope === 1 ? { private: true } : {}),
       };
     },
   };

@@ -7,6 +7,7 @@ import { ErrorCodes, ProxyError } from '../errors.js';
 import type { Logger } from '../logger.js';
 import { DONE, PageWalker, type WalkEnd } from './page-walker.js';
 import { META_INCOMPLETE } from '../protocol.js';
+import { agedHint, combineHints, type CacheHint } from './cache-hint.js';
 import type { Upstream } from '../upstream/upstream.js';
 import type { UpstreamPool } from '../upstream/pool.js';
 
@@ -27,12 +28,20 @@ export interface ListPage {
   items: Record<string, unknown>[];
   nextCursor?: string;
   incomplete: IncompleteUpstream[];
+  /**
+   * How long this page may be reused and by whom: the shortest TTL of the upstream pages it holds
+   * (aged when read ahead), 0 when an upstream's part is missing or there is none, `private` when
+   * any part is or an earlier page of the same walk was.
+   */
+  hint: CacheHint;
 }
 
 /** Walks still running ahead for a cursor that was handed out. */
 interface Continuation {
   walkers: PageWalker[];
   stop: AbortController;
+  /** An earlier page of the walk was private (from the cursor). */
+  private?: boolean;
   /** Set when the next page took these walks over (so leaving the LRU must not stop them). */
   taken?: boolean;
 }
@@ -81,10 +90,23 @@ export class Lister {
 
   /** One downstream page of `kind`, continuing from `cursor` when given. */
   async page(kind: ListKind, cursor: string | undefined, signal?: AbortSignal): Promise<ListPage> {
-    const { walkers, stop } = this.resume(kind, cursor);
+    const { walkers, stop, private: wasPrivate } = this.resume(kind, cursor);
     const items: Record<string, unknown>[] = [];
     const incomplete: IncompleteUpstream[] = [];
     let nextCursor: string | undefined;
+    let hint: CacheHint = { ttlMs: Infinity, scope: wasPrivate ? 'private' : 'public' };
+    // One scope for every page of a list: the first page is private when any upstream's first page
+    // is (they are all fetched at once anyway); a later page can only turn it private, never back.
+    const settleScope = async () => {
+      if (cursor !== undefined || hint.scope === 'private') return;
+      const scopes = await Promise.all(walkers.map((w) => w.firstScope));
+      if (scopes.includes('private')) hint = { ttlMs: hint.ttlMs, scope: 'private' };
+    };
+    const done = (): ListPage => {
+      if (incomplete.length > 0 || hint.ttlMs === Infinity) hint = { ttlMs: 0, scope: hint.scope };
+      return { items, incomplete, hint, ...(nextCursor === undefined ? {} : { nextCursor }) };
+    };
+    const isPrivate = () => hint.scope === 'private';
     try {
       for (let k = 0; k < walkers.length; k++) {
         const walker = walkers[k] as PageWalker;
@@ -94,26 +116,30 @@ export class Lister {
           const page = await walker.next(signal);
           if (page === DONE) break;
           for (const item of page.items) items.push(item);
+          hint = combineHints(hint, agedHint(page.hint, Math.floor(performance.now() - page.fetchedAt)));
           if (page.next !== undefined && items.length >= this.limits.maxItemsPerPage) {
-            nextCursor = this.park(kind, walkers.slice(k), stop, walker.upstream, page.next, page.pages);
-            return { items, nextCursor, incomplete };
+            await settleScope();
+            nextCursor = this.park(kind, walkers.slice(k), stop, walker.upstream, page.next, page.pages, isPrivate());
+            return done();
           }
         }
         if (signal?.aborted) break;
         if (walker.endedBy) incomplete.push({ server: walker.upstream.id, reason: walker.endedBy });
         if (items.length >= this.limits.maxItemsPerPage && k + 1 < walkers.length) {
+          await settleScope();
           const next = walkers[k + 1] as PageWalker;
-          nextCursor = this.park(kind, walkers.slice(k + 1), stop, next.upstream, undefined, 0);
-          return { items, nextCursor, incomplete };
+          nextCursor = this.park(kind, walkers.slice(k + 1), stop, next.upstream, undefined, 0, isPrivate());
+          return done();
         }
       }
+      if (!signal?.aborted) await settleScope();
     } catch (err) {
       stop.abort();
       throw err;
     }
     stop.abort();
     if (signal?.aborted) throw new ProxyError(ErrorCodes.CANCELLED, 'list cancelled');
-    return { items, incomplete };
+    return done();
   }
 
   /** Wraps `_meta` reporting incomplete upstreams onto a list result, when there are any. */
@@ -139,7 +165,7 @@ export class Lister {
       if (parked) {
         parked.taken = true;
         this.continuations.delete(cursor);
-        return parked;
+        return { ...parked, ...(start?.private ? { private: true } : {}) };
       }
     }
     const stop = new AbortController();
@@ -152,13 +178,22 @@ export class Lister {
           this.logger.warn({ server: up.id, list: kind, code: (err as ProxyError)?.code, details: (err as ProxyError)?.details }, 'upstream skipped in list'),
         ),
     );
-    return { walkers, stop };
+    return { walkers, stop, ...(start?.private ? { private: true } : {}) };
   }
 
   /** Issues the cursor for the rest of the list and parks the walks that are already running ahead. */
-  private park(kind: ListKind, walkers: PageWalker[], stop: AbortController, upstream: Upstream, upstreamCursor: string | undefined, pages: number): string {
+  private park(
+    kind: ListKind,
+    walkers: PageWalker[],
+    stop: AbortController,
+    upstream: Upstream,
+    upstreamCursor: string | undefined,
+    pages: number,
+    isPrivate: boolean,
+  ): string {
     const index = this.pool.upstreams.indexOf(upstream);
-    const token = this.codec.encode({ kind, epoch: this.pool.epoch, index, upstreamCursor, pages, nonce: randomBytes(6).toString('base64url') });
+    const nonce = randomBytes(6).toString('base64url');
+    const token = this.codec.encode({ kind, epoch: this.pool.epoch, index, upstreamCursor, pages, nonce, private: isPrivate });
     this.continuations.set(token, { walkers, stop });
     return token;
   }

@@ -2,6 +2,7 @@
 import type { ListKind } from './cursor.js';
 import { ErrorCodes, ProxyError } from '../errors.js';
 import { ListResourcesResult, ListTemplatesResult, Methods } from '../protocol.js';
+import { hintOf, type CacheHint, type CacheScope } from './cache-hint.js';
 import type { ResultSchema, Upstream } from '../upstream/upstream.js';
 import { encodeUri } from './uri.js';
 
@@ -12,6 +13,10 @@ export interface WalkedPage {
   next: string | undefined;
   /** Pages of this upstream walked up to and including this one (for the page limit). */
   pages: number;
+  /** The upstream's own cache hint for this page, as of `fetchedAt`. */
+  hint: CacheHint;
+  /** When the page arrived (`performance.now()`), to age the hint of a page read ahead. */
+  fetchedAt: number;
 }
 
 /** Why a walk ended early: the upstream's part of the list is missing or cut short. */
@@ -40,6 +45,12 @@ export class PageWalker {
   private readonly seen = new Set<string>();
   /** Until {@link deepen} is called, only the first page is fetched ahead. */
   private shallow = true;
+  private scopeOfFirst!: (scope: CacheScope) => void;
+  /**
+   * The cache scope of the first page this walk fetches; `public` (neutral: it adds nothing to the
+   * list) when the walk ends without a page. Settles as soon as the first page arrives.
+   */
+  readonly firstScope = new Promise<CacheScope>((resolve) => (this.scopeOfFirst = resolve));
 
   constructor(
     readonly upstream: Upstream,
@@ -108,7 +119,9 @@ export class PageWalker {
         if (next !== undefined) this.seen.add(next);
         this.cursor = next;
         this.pages++;
-        this.buffer.push({ items, next, pages: this.pages });
+        const hint = hintOf(result as Record<string, unknown>);
+        this.buffer.push({ items, next, pages: this.pages, hint, fetchedAt: performance.now() });
+        this.scopeOfFirst(hint.scope); // later calls are no-ops
         this.buffered += items.length;
         if (next === undefined) this.finished = true;
         this.notify();
@@ -117,6 +130,7 @@ export class PageWalker {
       if (!this.signal.aborted) this.fail(err);
     } finally {
       this.pumping = false;
+      if (this.finished || this.signal.aborted) this.scopeOfFirst('public');
       this.notify();
     }
   }

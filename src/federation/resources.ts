@@ -9,6 +9,7 @@ import type { SubscriptionRelay } from './subscriptions.js';
 import type { Upstream } from '../upstream/upstream.js';
 import type { UpstreamPool } from '../upstream/pool.js';
 import { decodeUri, encodeUri, type NamespacedUri } from './uri.js';
+import { agedHint, hintOf, withHint, type CacheHint } from './cache-hint.js';
 
 /** A downstream list result (resources or templates), ready to send. */
 export type ListResult = Record<string, unknown> & { nextCursor?: string };
@@ -50,7 +51,7 @@ export class FederatedResources {
     const field = kind === 'resources' ? 'resources' : 'resourceTemplates';
     const result: ListResult = { [field]: page.items, ...Lister.meta(page.incomplete) };
     if (page.nextCursor !== undefined) result.nextCursor = page.nextCursor;
-    return result;
+    return withHint(result, page.hint);
   }
 
   /**
@@ -62,6 +63,7 @@ export class FederatedResources {
     const { upstream, target } = await this.route(uri);
     const cache = this.deps.cache;
     let result: ReadResultT;
+    let hint: CacheHint;
     try {
       if (cache && upstream.config.cache) {
         const { server, uri: upstreamUri } = target;
@@ -69,15 +71,19 @@ export class FederatedResources {
         const c = this.deps.coherence;
         const hold = c && (() => c.hold(upstream, upstreamUri));
         const release = c && (() => c.release(server, upstreamUri));
-        result = (await cache.read({ server, uri: upstreamUri, ttlMs: upstream.config.cacheTtlMs, load, hold, release }, signal)).result;
+        const outcome = await cache.read({ server, uri: upstreamUri, ttlMs: upstream.config.cacheTtlMs, load, hold, release }, signal);
+        result = outcome.result;
+        hint = agedHint(hintOf(result), outcome.ageMs, outcome.remainingMs);
       } else {
         result = await upstream.request(Methods.read, { uri: target.uri }, ReadResult, signal);
+        hint = hintOf(result);
       }
     } catch (err) {
       throw asNotFound(err, signal);
     }
     // Copy, never rewrite in place: the object may be cached, or the upstream's own (in-memory transports).
-    return { ...withoutHopFields(result), contents: result.contents.map((c) => ({ ...c, uri: encodeUri(target.server, c.uri) })) };
+    // The upstream's hint, aged and capped by the entry it was served from, travels beside the result.
+    return withHint({ ...withoutHopFields(result), contents: result.contents.map((c) => ({ ...c, uri: encodeUri(target.server, c.uri) })) }, hint);
   }
 
   /** `resources/subscribe` for one session (idempotent). */

@@ -1,10 +1,16 @@
 // One SDK low-level Server per downstream session: capabilities, handlers, and the error boundary.
-import { Server, type BaseContext, type ServerContext, type ServerCapabilities } from '@modelcontextprotocol/server';
+import { Server, type BaseContext, type ServerContext, type ServerCapabilities, type Transport } from '@modelcontextprotocol/server';
 import { z } from 'zod';
 import { ErrorCodes, JsonRpc, JsonRpcError, ProxyError, toJsonRpcError, type ErrorContext } from '../errors.js';
 import type { Logger } from '../logger.js';
 import type { CompleteParams, FederatedResources } from '../federation/resources.js';
 import type { Session } from '../federation/sessions.js';
+import { restoreLegacyNotFound } from '../eras/rev2025.js';
+import { stripNotFoundMark, withCacheFields } from '../eras/rev2026.js';
+import { installDispatch } from '../wire/dispatch.js';
+
+/** The protocol era a Server instance serves: 2025-11-25 (`legacy`) or 2026-07-28 (`modern`). */
+export type Era = 'legacy' | 'modern';
 
 /** What the facade needs from the composition root. */
 export interface FacadeOptions {
@@ -13,6 +19,8 @@ export interface FacadeOptions {
   session: Session;
   logger: Logger;
   serverInfo: { name: string; version: string };
+  /** The era this instance serves (an SDK entry pins one per connection). Default: `legacy`. */
+  era?: Era;
 }
 
 /** The request context handlers receive (only the signal is used). */
@@ -43,8 +51,26 @@ export const FACADE_CAPABILITIES: ServerCapabilities = {
  * or sampling, so the base context is handed over as it is.
  */
 class FacadeServer extends Server {
+  constructor(
+    info: { name: string; version: string },
+    private readonly era: Era,
+  ) {
+    super(info, { capabilities: FACADE_CAPABILITIES });
+  }
+
   protected override buildContext(ctx: BaseContext): ServerContext {
     return ctx as ServerContext;
+  }
+
+  /**
+   * Connects, then puts the era's encoding of not-found on the way out (`-32002` for 2025, the
+   * marker stripped from 2026's `-32602`) and the envelope-checked dispatch on the way in.
+   */
+  override async connect(transport: Transport): Promise<void> {
+    await super.connect(transport);
+    if (this.era === 'legacy') restoreLegacyNotFound(transport as never);
+    else stripNotFoundMark(transport as never);
+    installDispatch(this, transport, 'server');
   }
 }
 
@@ -54,7 +80,10 @@ class FacadeServer extends Server {
  */
 export function createFacadeServer(options: FacadeOptions): Server {
   const { resources, session, logger } = options;
-  const server: Server = new FacadeServer(options.serverInfo, { capabilities: FACADE_CAPABILITIES });
+  const era = options.era ?? 'legacy';
+  const server: Server = new FacadeServer(options.serverInfo, era);
+  // 2026 answers carry the proxy's cache hint as fields; 2025 ones never do.
+  const cacheable = era === 'modern' ? withCacheFields : <T>(result: T): T => result;
 
   const boundary = async <T>(method: string, ctx: ErrorContext, fn: () => Promise<T>): Promise<T> => {
     try {
@@ -71,11 +100,13 @@ export function createFacadeServer(options: FacadeOptions): Server {
   const handle = <P>(method: string, schema: z.ZodType<P>, fn: (params: P, ctx: Ctx) => Promise<Record<string, unknown>>) =>
     server.setRequestHandler(method, { params: z.unknown() }, (raw, ctx) => fn(parseParams(schema, raw), ctx));
   const list = (kind: 'resources' | 'templates', method: string) =>
-    handle(method, ListParams, (params, ctx) => boundary(method, {}, () => resources.list(kind, params.cursor, ctx.mcpReq.signal)));
+    handle(method, ListParams, (params, ctx) =>
+      boundary(method, {}, async () => cacheable(await resources.list(kind, params.cursor, ctx.mcpReq.signal))),
+    );
   list('resources', 'resources/list');
   list('templates', 'resources/templates/list');
   handle('resources/read', UriParams, (params, ctx) =>
-    boundary('resources/read', { uri: params.uri }, () => resources.read(params.uri, ctx.mcpReq.signal)),
+    boundary('resources/read', { uri: params.uri }, async () => cacheable(await resources.read(params.uri, ctx.mcpReq.signal))),
   );
   handle('resources/subscribe', UriParams, (params) =>
     boundary('resources/subscribe', { uri: params.uri }, async () => {

@@ -57,10 +57,7 @@ export function installDispatch(protocol: object, transport: RefusingTransport, 
   }
   const internals = p as ProtocolInternals;
   const report = (message: string) => transport.onerror?.(new Error(message));
-  const reply = (id: ReadableId, code: number, message: string, data?: unknown) =>
-    void transport
-      .send({ jsonrpc: '2.0', id, error: { code, message, ...(data === undefined ? {} : { data }) } } as unknown as JSONRPCMessage)
-      .catch(() => undefined);
+  const reply = replier(transport);
   const failPending = (id: string | number, message: string, data?: Record<string, unknown>) =>
     internals._onresponse({ jsonrpc: '2.0', id, error: { code: JsonRpc.INTERNAL_ERROR, message, ...(data ? { data } : {}) } });
 
@@ -91,11 +88,7 @@ export function installDispatch(protocol: object, transport: RefusingTransport, 
 
   transport.onrefused = (refusal) => {
     const { reason, id, limit } = refusal;
-    if (side === 'server') {
-      if (reason === 'parse-error') return reply(null, JsonRpc.PARSE_ERROR, 'Parse error');
-      const what = reason === 'too-large' ? `message exceeds ${limit} bytes` : `message nests deeper than ${limit} levels`;
-      return reply(id, JsonRpc.INVALID_REQUEST, `Invalid Request: ${what}`, { limit });
-    }
+    if (side === 'server') return refuseOnServer(reply, refusal);
     if (reason === 'parse-error') return report('dropped a line that is not JSON');
     if (isPendingId(id)) {
       return reason === 'too-large'
@@ -105,6 +98,56 @@ export function installDispatch(protocol: object, transport: RefusingTransport, 
     report(`dropped a message (${reason}, limit ${limit})`);
     if (reason === 'too-large') void transport.close();
   };
+}
+
+/**
+ * The server side of {@link installDispatch} for a connection whose messages go to an entry that
+ * routes them on (SDK 2.x's `serveStdio`, which picks the era and pins one Server): wraps the
+ * `onmessage` the entry set, so every message it sees is well formed. A bad envelope with a
+ * readable id gets `-32600` with that id (id null otherwise), a refused line `-32700` / `-32600`,
+ * and never reaches the entry (which would drop it unanswered before the era is pinned). Requests
+ * in flight are bounded by `maxInFlight` when the transport can pause. Call after the entry set
+ * `onmessage`.
+ */
+export function installServerGuard(transport: RefusingTransport, options: DispatchOptions = {}): void {
+  const next = transport.onmessage?.bind(transport);
+  if (!next) throw new Error('install the guard after the entry set onmessage');
+  const reply = replier(transport);
+  const gate = inFlightGate(transport, options.maxInFlight);
+  transport.onmessage = (message, extra) => {
+    const envelope = classify(message);
+    switch (envelope.kind) {
+      case 'request':
+        gate?.opened((message as { id: string | number }).id);
+        return next(message, extra);
+      case 'notification':
+        if (gate && (message as { method: string }).method === CANCELLED) {
+          gate.closed((message as { params?: { requestId?: unknown } }).params?.requestId);
+        }
+        return next(message, extra);
+      case 'response':
+        return next(message, extra);
+      case 'invalid':
+        if (envelope.answer) return reply(envelope.id, JsonRpc.INVALID_REQUEST, `Invalid Request: ${envelope.reason}`);
+        return transport.onerror?.(new Error(`dropped an invalid message: ${envelope.reason}`));
+    }
+  };
+  transport.onrefused = (refusal) => refuseOnServer(reply, refusal);
+}
+
+/** Sends an error answer for `id`, never throwing. */
+function replier(transport: Transport) {
+  return (id: ReadableId, code: number, message: string, data?: unknown) =>
+    void transport
+      .send({ jsonrpc: '2.0', id, error: { code, message, ...(data === undefined ? {} : { data }) } } as unknown as JSONRPCMessage)
+      .catch(() => undefined);
+}
+
+/** A line the transport refused, answered as the server: `-32700` not JSON, `-32600` too large or too deep. */
+function refuseOnServer(reply: ReturnType<typeof replier>, { reason, id, limit }: Refusal): void {
+  if (reason === 'parse-error') return reply(null, JsonRpc.PARSE_ERROR, 'Parse error');
+  const what = reason === 'too-large' ? `message exceeds ${limit} bytes` : `message nests deeper than ${limit} levels`;
+  reply(id, JsonRpc.INVALID_REQUEST, `Invalid Request: ${what}`, { limit });
 }
 
 /**

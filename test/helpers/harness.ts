@@ -1,6 +1,7 @@
 // In-process harness: a real proxy core, upstream Servers and downstream Clients over InMemoryTransport.
 import { Writable } from 'node:stream';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
+import { Client as ModernClient, InMemoryTransport as ModernInMemoryTransport } from '@modelcontextprotocol/client';
 import { InMemoryTransport } from '@modelcontextprotocol/sdk/inMemory.js';
 import type { Server } from '@modelcontextprotocol/sdk/server/index.js';
 import { parseConfig } from '../../src/config/load.js';
@@ -27,8 +28,10 @@ export interface Harness extends AsyncDisposable {
   proxy: Proxy;
   /** JSON log records written so far. */
   logs: Record<string, unknown>[];
-  /** Opens a new downstream session and returns its connected Client. */
+  /** Opens a new downstream session and returns its connected Client (SDK v1, MCP 2025-11-25). */
   client(): Promise<Client>;
+  /** Opens a new downstream session with an SDK v2 Client negotiating `auto` (MCP 2026-07-28 first). */
+  modernClient(): Promise<ModernClient>;
 }
 
 /** Starts a proxy whose upstreams are in-process Servers; dispose with `await using`. */
@@ -65,7 +68,7 @@ export async function startHarness(options: HarnessOptions): Promise<Harness> {
     ...(options.random ? { random: options.random } : {}),
   });
   await proxy.start();
-  const clients: Client[] = [];
+  const clients: { close(): Promise<void> }[] = [];
   return {
     proxy,
     logs,
@@ -73,6 +76,14 @@ export async function startHarness(options: HarnessOptions): Promise<Harness> {
       const [clientSide, serverSide] = InMemoryTransport.createLinkedPair();
       await proxy.connect(serverSide);
       const client = new Client({ name: 'test-client', version: '1.0.0' });
+      await client.connect(clientSide);
+      clients.push(client);
+      return client;
+    },
+    async modernClient() {
+      const [clientSide, serverSide] = ModernInMemoryTransport.createLinkedPair();
+      await proxy.connect(serverSide);
+      const client = new ModernClient({ name: 'modern-test-client', version: '1.0.0' }, { versionNegotiation: { mode: 'auto' } });
       await client.connect(clientSide);
       clients.push(client);
       return client;

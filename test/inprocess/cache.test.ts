@@ -109,6 +109,8 @@ describe('read cache', () => {
     const clients = await Promise.all([h.client(), h.client()]);
     const reads = Array.from({ length: 50 }, (_, i) => clients[i % 2]!.readResource({ uri: 'a+cold://1' }));
     await started.until(1);
+    // The entry hands requests on one microtask at a time; a macrotask turn lets all 50 reach the cache.
+    await new Promise((resolve) => setImmediate(resolve));
     release.resolve();
     const results = await Promise.all(reads);
     expect(new Set(results.map((r) => (r.contents[0] as { text: string }).text))).toEqual(new Set(['shared']));

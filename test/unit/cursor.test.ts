@@ -25,6 +25,12 @@ describe('cursor codec', () => {
     expect(codec.decode(codec.encode(fresh), 'resources', 'e1')).toEqual(fresh);
   });
 
+  it('carries the list’s private scope to later pages, sealed like the rest', () => {
+    const token = codec.encode({ kind: 'resources', epoch: 'e', index: 1, upstreamCursor: 'c', pages: 1, private: true });
+    expect(codec.decode(token, 'resources', 'e').private).toBe(true);
+    expect(codec.decode(codec.encode({ kind: 'resources', epoch: 'e', index: 1, upstreamCursor: 'c', pages: 1 }), 'resources', 'e')).not.toHaveProperty('private');
+  });
+
   it('is opaque: the upstream cursor does not appear verbatim', () => {
     expect(codec.encode(pos)).not.toContain('up:c/2');
   });

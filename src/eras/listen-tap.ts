@@ -1,0 +1,115 @@
+// subscriptions/listen on a connection: filters narrowed to the URIs the federation accepted, relay holds for as long as each listen lives.
+import type { JSONRPCMessage, Transport } from '@modelcontextprotocol/server';
+
+const LISTEN = 'subscriptions/listen';
+const CANCELLED = 'notifications/cancelled';
+
+/** What the tap asks of the federation for one connection. */
+export interface ListenHolds {
+  /** Subscribes the connection's session to a namespaced URI; false when it is not served (unknown, refused). */
+  accept(uri: string): Promise<boolean>;
+  /** Gives up what `accept` took. Never throws. */
+  release(uri: string): void;
+}
+
+interface Pending {
+  cancelled: boolean;
+}
+
+type Id = string | number;
+type Listen = { id: Id; method: string; params?: { notifications?: { resourceSubscriptions?: unknown } } & Record<string, unknown> };
+
+/**
+ * Sits between a connection's transport and the SDK's stdio entry (which serves `subscriptions/listen`
+ * itself, acknowledging every requested URI and routing updates by exact match). The tap holds a
+ * listen request back until each requested resource URI has been accepted by the federation (the
+ * session is subscribed through the relay, so no update can be missed once the acknowledgement is
+ * out), then forwards it with `resourceSubscriptions` narrowed to the accepted URIs: the
+ * acknowledgement then names exactly those. A listen lives until an answer with its id goes out
+ * (graceful close, error, or the connection ends) or the client cancels it; then its URIs are
+ * released (counted per URI, so two listens of one URI hold it until both end).
+ *
+ * Other messages pass straight through, in order; a listen is forwarded when its URIs are settled.
+ */
+export class ListenTap {
+  private readonly pending = new Map<Id, Pending>();
+  private readonly active = new Map<Id, string[]>();
+  private readonly counts = new Map<string, number>();
+  /** Accepts and releases run one at a time, so a release cannot race an accept of the same URI. */
+  private chain: Promise<unknown> = Promise.resolve();
+
+  constructor(private readonly holds: ListenHolds) {}
+
+  /** Wraps `transport`'s `onmessage` (set it first) and `send`. */
+  install(transport: Transport): void {
+    const deliver = transport.onmessage?.bind(transport);
+    if (!deliver) throw new Error('install the listen tap after the entry set onmessage');
+    transport.onmessage = (message, extra) => {
+      const m = message as Partial<Listen> & { params?: { requestId?: unknown } };
+      if (m.method === LISTEN && m.id !== undefined) return this.listen(m as Listen, (narrowed) => deliver(narrowed, extra));
+      if (m.method === CANCELLED && m.id === undefined) this.cancelled(m.params?.requestId);
+      deliver(message, extra);
+    };
+    const send = transport.send.bind(transport);
+    transport.send = (message, options) => {
+      const m = message as { id?: Id; method?: string };
+      if (m.method === undefined && m.id !== undefined && this.active.has(m.id)) this.end(m.id);
+      return send(message, options);
+    };
+  }
+
+  /** URIs currently held for listens. */
+  get size(): number {
+    return this.counts.size;
+  }
+
+  private listen(message: Listen, forward: (message: JSONRPCMessage) => void): void {
+    const filter = message.params?.notifications;
+    const requested = filter?.resourceSubscriptions;
+    if (!Array.isArray(requested) || requested.length === 0 || !requested.every((u) => typeof u === 'string') || this.pending.has(message.id)) {
+      return forward(message as unknown as JSONRPCMessage); // nothing to narrow: the entry answers it as it is
+    }
+    const uris = [...new Set(requested as string[])];
+    const pending: Pending = { cancelled: false };
+    this.pending.set(message.id, pending);
+    this.chain = this.chain.then(async () => {
+      const accepted: string[] = [];
+      for (const uri of uris) {
+        if ((this.counts.get(uri) ?? 0) > 0 || (await this.holds.accept(uri).catch(() => false))) accepted.push(uri);
+      }
+      this.pending.delete(message.id);
+      for (const uri of accepted) this.counts.set(uri, (this.counts.get(uri) ?? 0) + 1);
+      if (pending.cancelled) return this.releaseAll(accepted);
+      this.active.set(message.id, accepted);
+      forward({
+        ...message,
+        params: { ...message.params, notifications: { ...filter, resourceSubscriptions: accepted } },
+      } as unknown as JSONRPCMessage);
+    });
+  }
+
+  private cancelled(id: unknown): void {
+    if (typeof id !== 'string' && typeof id !== 'number') return;
+    const pending = this.pending.get(id);
+    if (pending) pending.cancelled = true;
+    else if (this.active.has(id)) this.end(id);
+  }
+
+  private end(id: Id): void {
+    const uris = this.active.get(id);
+    this.active.delete(id);
+    if (uris) this.releaseAll(uris);
+  }
+
+  private releaseAll(uris: string[]): void {
+    for (const uri of uris) {
+      const n = (this.counts.get(uri) ?? 1) - 1;
+      if (n > 0) {
+        this.counts.set(uri, n);
+        continue;
+      }
+      this.counts.delete(uri);
+      this.chain = this.chain.then(() => this.holds.release(uri));
+    }
+  }
+}
