@@ -3,6 +3,19 @@
 /** What an open listen stream offers (SDK 2.x `McpSubscription`). */
 export interface ListenStream {
   close(): Promise<void>;
+  /** Settles when the stream ends: `local` (we closed it), `graceful` or `remote` (the upstream did, or the connection dropped). */
+  readonly closed?: Promise<'local' | 'graceful' | 'remote'>;
+}
+
+/** Options of {@link ListenFilter}. */
+export interface ListenFilterOptions {
+  /**
+   * Called with the URIs of a stream the upstream ended, once a new stream holds them again:
+   * anything may have changed in between (the caller reports them as updated).
+   */
+  onReopened?: (uris: string[]) => void;
+  /** Delays between attempts to reopen a lost stream, doubling. Default: 100 ms up to 5 s. */
+  retry?: { initialMs: number; maxMs: number };
 }
 
 /**
@@ -17,8 +30,12 @@ export class ListenFilter {
   private running: Promise<void> | undefined;
   private dirty = false;
   private closed = false;
+  private retryTimer: NodeJS.Timeout | undefined;
 
-  constructor(private readonly open: (uris: string[]) => Promise<ListenStream>) {}
+  constructor(
+    private readonly open: (uris: string[]) => Promise<ListenStream>,
+    private readonly options: ListenFilterOptions = {},
+  ) {}
 
   /** Adds `uri`; resolves once a stream that includes it is acknowledged (rejects if that failed). */
   add(uri: string): Promise<void> {
@@ -36,6 +53,7 @@ export class ListenFilter {
   /** Closes the stream (best effort) and forgets every URI. Idempotent. */
   async close(): Promise<void> {
     this.closed = true;
+    clearTimeout(this.retryTimer);
     this.uris.clear();
     const stream = this.stream;
     this.stream = undefined;
@@ -52,6 +70,7 @@ export class ListenFilter {
         const next = wanted.length > 0 ? await this.open(wanted) : undefined;
         const old = this.stream;
         this.stream = next;
+        if (next) this.watch(next);
         await old?.close().catch(() => undefined);
       }
     })();
@@ -59,5 +78,32 @@ export class ListenFilter {
       this.running = undefined;
     });
     return this.running;
+  }
+
+  /**
+   * A stream the upstream ends (a restart of a stateless HTTP server, a dropped connection, a
+   * graceful close) is reopened with the current set, retrying with backoff while it fails; its
+   * URIs are then reported, since changes in the gap went unheard.
+   */
+  private watch(stream: ListenStream): void {
+    void stream.closed?.then((why) => {
+      if (why === 'local' || this.closed || this.stream !== stream) return;
+      this.stream = undefined;
+      this.reopen(this.options.retry?.initialMs ?? 100);
+    });
+  }
+
+  private reopen(delayMs: number): void {
+    if (this.closed || this.uris.size === 0) return;
+    this.reconcile().then(
+      () => {
+        if (this.stream) this.options.onReopened?.([...this.uris]);
+      },
+      () => {
+        const max = this.options.retry?.maxMs ?? 5_000;
+        this.retryTimer = setTimeout(() => this.reopen(Math.min(delayMs * 2, max)), delayMs);
+        this.retryTimer.unref?.();
+      },
+    );
   }
 }

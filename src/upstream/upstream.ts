@@ -205,8 +205,16 @@ export class Upstream {
     const client = this.client;
     if (!client || client.getNegotiatedProtocolVersion() !== MODERN) return undefined;
     if (this.listens?.client !== client) {
+      void this.listens?.filter.close(); // the old connection's stream must not be reopened on it
       const timeout = this.config.timeoutMs;
-      this.listens = { client, filter: new ListenFilter((uris) => client.listen({ resourceSubscriptions: uris }, { timeout })) };
+      // A stream the upstream ended is reopened; what may have changed meanwhile is reported as updated.
+      const reopened = (uris: string[]) => {
+        for (const uri of uris) for (const l of this.notificationListeners) l({ method: Methods.updated, params: { uri } });
+      };
+      this.listens = {
+        client,
+        filter: new ListenFilter((uris) => client.listen({ resourceSubscriptions: uris }, { timeout }), { onReopened: reopened }),
+      };
     }
     return this.listens.filter;
   }
@@ -302,6 +310,8 @@ export class Upstream {
     client.onclose = () => {
       if (this.client !== client) return;
       this.client = undefined;
+      void this.listens?.filter.close(); // the relay re-subscribes on the next connection
+      this.listens = undefined;
       if (this.status === 'closed') return;
       this.failure = { reason: 'connection closed', stderr: stderrTailOf(transport) };
       this.log.warn(this.failure.stderr.length > 0 ? { stderr: this.failure.stderr } : {}, 'upstream connection closed');

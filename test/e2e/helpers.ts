@@ -215,8 +215,17 @@ export class RemoteFixture implements AsyncDisposable {
   }
 
   /** Like `start`, on a given port (0: any free one), e.g. to restart a server where it was. */
-  static async startOn(mode: 'http' | 'sse', port: number, ...args: string[]): Promise<RemoteFixture> {
-    const subprocess = execa(process.execPath, [FIXTURE, `--${mode}`, String(port), ...args], { reject: false, stdin: 'ignore' });
+  static startOn(mode: 'http' | 'sse', port: number, ...args: string[]): Promise<RemoteFixture> {
+    return RemoteFixture.spawn(FIXTURE, mode, port, args);
+  }
+
+  /** The SDK v2 fixture (`test/fixtures/modern-server.mjs`) over Streamable HTTP, stateless (`createMcpHandler`). */
+  static startModern(port = 0): Promise<RemoteFixture> {
+    return RemoteFixture.spawn(path.join(ROOT, 'test', 'fixtures', 'modern-server.mjs'), 'http', port, []);
+  }
+
+  private static async spawn(script: string, mode: 'http' | 'sse', port: number, args: string[]): Promise<RemoteFixture> {
+    const subprocess = execa(process.execPath, [script, `--${mode}`, String(port), ...args], { reject: false, stdin: 'ignore' });
     const lines = createInterface({ input: subprocess.stdout });
     const exited = subprocess.then((r) => {
       throw new Error(`fixture exited before listening (${r.exitCode}): ${String(r.stderr)}`);

@@ -4,7 +4,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { Client } from '@modelcontextprotocol/client';
 import { ResourceUpdatedNotificationSchema } from '@modelcontextprotocol/sdk/types.js';
 import { StdioClientTransport } from '@modelcontextprotocol/client/stdio';
-import { ProxyProcess, CLI, ROOT, TempDir, assertBuilt, notFound, rpcError, upstreams, within } from './helpers.js';
+import { ProxyProcess, CLI, ROOT, RemoteFixture, TempDir, assertBuilt, notFound, rpcError, upstreams, within } from './helpers.js';
 
 const MODERN = path.join(ROOT, 'test', 'fixtures', 'modern-server.mjs');
 
@@ -178,5 +178,71 @@ describe('a 2026-07-28 client in front of 2026 upstreams only', () => {
     expect(page!.ttlMs).toBeGreaterThan(0);
     expect(page!.ttlMs).toBeLessThanOrEqual(1000); // the fixture's list hint
     expect(page!.resources.map((r) => r.uri)).toEqual(expect.arrayContaining(['a+modern://doc/1', 'b+modern://doc/1']));
+  });
+});
+
+describe('upstreams of both eras over stdio and HTTP, to clients of both eras', () => {
+  it('a stateless 2026 HTTP upstream (createMcpHandler), a 2026 stdio one and a 2025 stateful HTTP one, with colliding URIs; listen survives the HTTP upstream’s restart', async () => {
+    let web = await RemoteFixture.startModern();
+    const port = web.port;
+    await using legacyWeb = await RemoteFixture.start('http', '--resources', '2', '--subscribe');
+    const config = {
+      servers: {
+        web: { url: web.url, protocol: '2026-07-28' },
+        local: { command: process.execPath, args: [MODERN], protocol: '2026-07-28' },
+        old: { url: legacyWeb.url },
+      },
+      subscriptions: { coalesceMs: 0 },
+      reconnect: { initialDelayMs: 50, maxDelayMs: 200 },
+    };
+    try {
+      await using p = await new ModernProxy(config).start();
+      await using q = await ProxyProcess.start(config);
+      // Both clients, one catalog: the two modern upstreams serve the same URIs, kept apart by namespace.
+      const modernUris = (await pages(p)).flatMap((pg) => pg.resources.map((r) => r.uri));
+      const legacyUris = (await q.client.listResources()).resources.map((r) => r.uri);
+      expect(modernUris).toEqual(legacyUris);
+      expect(modernUris).toEqual(expect.arrayContaining(['web+modern://doc/1', 'local+modern://doc/1', 'old+fixture://res/1']));
+      expect((await p.raw('resources/read', { uri: 'web+modern://doc/1' })).contents).toEqual([{ uri: 'web+modern://doc/1', text: 'doc 1' }]);
+      expect((await q.client.readResource({ uri: 'local+modern://doc/1' })).contents).toEqual([{ uri: 'local+modern://doc/1', text: 'doc 1' }]);
+      const templates = (await q.client.listResourceTemplates()).resourceTemplates.map((t) => t.uriTemplate);
+      expect(templates).toEqual(expect.arrayContaining(['web+modern://doc/{id}', 'local+modern://doc/{id}']));
+      expect((await rpcError(p.raw('resources/read', { uri: 'web+modern://nope' }))).code).toBe(-32602);
+      expect(await rpcError(q.client.readResource({ uri: 'web+modern://nope' }))).toEqual(notFound('web+modern://nope'));
+
+      const arrivals: string[] = [];
+      let onArrival = () => undefined as void;
+      p.client.setNotificationHandler('notifications/resources/updated', (n) => {
+        arrivals.push(n.params.uri);
+        onArrival();
+      });
+      const nextUpdate = () => new Promise<void>((resolve) => (onArrival = resolve));
+      const sub = await p.client.listen({ resourceSubscriptions: ['web+modern://ticker'] });
+      expect(sub.honoredFilter.resourceSubscriptions).toEqual(['web+modern://ticker']);
+      let arrived = nextUpdate();
+      await p.raw('resources/read', { uri: 'web+modern://control/tick' });
+      await within(arrived, 'the HTTP upstream’s update before its restart');
+
+      // The upstream goes away and comes back on the same port: the proxy reopens its listen stream.
+      await web[Symbol.asyncDispose]();
+      web = await RemoteFixture.startModern(port);
+      // Until the proxy has reconnected and reopened the stream, a tick may go unheard: tick again
+      // (each attempt waits for the update event, bounded) until one is heard.
+      let heard = false;
+      for (let attempt = 0; attempt < 40 && !heard; attempt++) {
+        arrived = nextUpdate();
+        const ticked = await p.raw('resources/read', { uri: 'web+modern://control/tick' }).then(
+          () => true,
+          () => false,
+        );
+        heard = ticked && (await Promise.race([arrived.then(() => true), new Promise<boolean>((r) => setTimeout(() => r(false), 250))]));
+        if (!ticked) await new Promise((r) => setTimeout(r, 100));
+      }
+      expect(heard).toBe(true);
+      expect(arrivals.every((u) => u === 'web+modern://ticker')).toBe(true);
+      await sub.close();
+    } finally {
+      await web[Symbol.asyncDispose]();
+    }
   });
 });

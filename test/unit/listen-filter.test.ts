@@ -53,3 +53,49 @@ describe('ListenFilter', () => {
     await f.remove('a://1'); // forgotten: nothing to do
   });
 });
+
+describe('ListenFilter when the upstream ends the stream', () => {
+  it('reopens it with the same set (retrying while that fails) and then reports the URIs, whose changes went unheard', async () => {
+    const ends: ((why: 'local' | 'graceful' | 'remote') => void)[] = [];
+    const opened: string[][] = [];
+    let failures = 1;
+    const reported = deferred<string[]>();
+    const f = new ListenFilter(
+      async (uris) => {
+        opened.push(uris);
+        if (opened.length > 2 && failures-- > 0) throw new Error('upstream still down');
+        let end!: (why: 'local' | 'graceful' | 'remote') => void;
+        const closed = new Promise<'local' | 'graceful' | 'remote'>((r) => (end = r));
+        ends.push(end);
+        return { close: async () => end('local'), closed };
+      },
+      { onReopened: (uris) => reported.resolve(uris), retry: { initialMs: 1, maxMs: 2 } },
+    );
+    await f.add('a://1');
+    await f.add('a://2');
+    ends.at(-1)!('remote');
+    expect(await reported.promise).toEqual(['a://1', 'a://2']);
+    expect(opened.slice(2)).toEqual([['a://1', 'a://2'], ['a://1', 'a://2']]); // one failed attempt, then the reopening
+    await f.close();
+  });
+
+  it('does not reopen a stream it closed itself, nor any after close()', async () => {
+    let opens = 0;
+    const ends: ((why: 'local' | 'graceful' | 'remote') => void)[] = [];
+    const f = new ListenFilter(async () => {
+      opens++;
+      let end!: (why: 'local' | 'graceful' | 'remote') => void;
+      const closed = new Promise<'local' | 'graceful' | 'remote'>((r) => (end = r));
+      ends.push(end);
+      return { close: async () => end('local'), closed };
+    });
+    await f.add('a://1');
+    await f.add('a://2'); // opens #2, closes #1 itself
+    await new Promise((r) => setImmediate(r));
+    expect(opens).toBe(2);
+    await f.close();
+    ends[1]!('remote'); // already closed locally: settled, nothing to reopen
+    await new Promise((r) => setImmediate(r));
+    expect(opens).toBe(2);
+  });
+});
