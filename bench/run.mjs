@@ -7,9 +7,12 @@ import { fileURLToPath } from 'node:url';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js';
 import { ResourceUpdatedNotificationSchema } from '@modelcontextprotocol/sdk/types.js';
+import { Client as ModernClient } from '@modelcontextprotocol/client';
+import { StdioClientTransport as ModernStdioTransport } from '@modelcontextprotocol/client/stdio';
 
 const ROOT = resolve(dirname(fileURLToPath(import.meta.url)), '..');
 const FIXTURE = join(ROOT, 'test/fixtures/catalog-server.mjs');
+const MODERN_FIXTURE = join(ROOT, 'test/fixtures/modern-server.mjs');
 const CLI = join(ROOT, 'dist/cli.js');
 const RESULTS = join(ROOT, 'bench/results.md');
 
@@ -107,6 +110,37 @@ const spawnClient = async (label, command, args) => {
   }
   return handle;
 };
+/** An SDK v2 client that negotiates `auto` and must end up in MCP 2026-07-28. */
+const spawnModernClient = async (label, command, args) => {
+  const transport = new ModernStdioTransport({ command, args, stderr: 'pipe' });
+  let tail = '';
+  transport.stderr?.on('data', (chunk) => {
+    tail = (tail + chunk).slice(-STDERR_TAIL);
+  });
+  const client = new ModernClient({ name: 'mcp-federate-bench', version: '1.0.0' }, { versionNegotiation: { mode: 'auto' } });
+  const handle = {
+    client,
+    get pid() {
+      return transport.pid;
+    },
+    close: async () => {
+      live.delete(handle);
+      await client.close().catch(() => {});
+    },
+  };
+  live.add(handle);
+  try {
+    await client.connect(transport);
+  } catch (e) {
+    await handle.close();
+    throw new Error(`${label} failed to start: ${e.message}${tail ? ` — stderr: ${tail.trim()}` : ''}`);
+  }
+  if (client.getNegotiatedProtocolVersion() !== '2026-07-28') {
+    await handle.close();
+    throw new Error(`${label} negotiated ${client.getNegotiatedProtocolVersion()}, not 2026-07-28`);
+  }
+  return handle;
+};
 const closeHandles = (...items) => Promise.all(items.flat().filter((h) => h?.close).map((h) => h.close()));
 const closeAll = () => closeHandles([...live]);
 const killLeftovers = () => {
@@ -155,6 +189,14 @@ const sequentialLatencies = async (client, uris, n) => {
     out.push(now() - t0);
   }
   return out;
+};
+/** A 2026 read as sent (a pass-through schema: no typed helper, no client-side response cache). */
+const PASS = { '~standard': { version: 1, vendor: 'bench', validate: (value) => ({ value }) } };
+const modernThroughput = async (client, prefix) => {
+  const ms = await timeIt(() =>
+    pool(N.throughput, N.inFlight, (i) => client.request({ method: 'resources/read', params: { uri: `${prefix}modern://doc/${i % 1000}` } }, PASS)),
+  );
+  return N.throughput / (ms / 1000);
 };
 const throughput = async (client, uris) => {
   const ms = await timeIt(() => pool(N.throughput, N.inFlight, (i) => read(client, uris[i % uris.length])));
@@ -313,6 +355,34 @@ const readPhase = async (direct, proxy) => {
   addRow('proxy peak RSS (1 upstream, after reads)', undefined, await on(proxy, (h) => peakRssMb(h.pid)), 'mb', RSS_TARGET);
 };
 
+const modernPhase = async () => {
+  progress('2026-07-28 client: read throughput');
+  const direct = await attempt(() => spawnModernClient('modern fixture', process.execPath, [MODERN_FIXTURE]));
+  const proxy = await attempt(async () => {
+    const config = { cache: { enabled: false }, servers: { bench: { command: process.execPath, args: [MODERN_FIXTURE], protocol: '2026-07-28' } } };
+    const file = join(tmp, `config-${configSeq++}.json`);
+    writeFileSync(file, JSON.stringify(config, null, 2));
+    const h = await spawnModernClient('proxy', CLI, ['--config', file, '--log-level', 'warn']);
+    await h.client.request({ method: 'resources/list', params: {} }, PASS); // upstream settled
+    return h;
+  });
+  let dTp;
+  let pTp;
+  const cpu = await on(proxy, (h) =>
+    cpuPer(h.pid, (N.throughputReps + 1) * N.throughput, async () => {
+      [dTp, pTp] = await interleavedMedians(
+        N.throughputReps,
+        sideOf(direct, (d) => modernThroughput(d.client, '')),
+        sideOf(proxy, () => modernThroughput(h.client, 'bench+')),
+      );
+    }),
+  );
+  const label = `2026-07-28 client (SDK v2): read throughput, 2026 upstream, cache off (${N.throughput} reads, ${N.inFlight} in flight, median of ${N.throughputReps})`;
+  addRow(label, dTp, pTp, 'rps', RATIO('≥ 0.55', (r) => r >= 0.55));
+  addRow('proxy CPU per relayed read, 2026-07-28 on both sides (cache off)', undefined, cpu, 'us');
+  await closeHandles(direct, proxy);
+};
+
 const listPhase = async () => {
   progress(`full list (${UPSTREAMS} upstreams × ${RESOURCES})`);
   const directs = await attempt(() => spawnFixtures(UPSTREAMS));
@@ -381,8 +451,8 @@ const extrasPhase = async (direct, proxy) => {
   );
 };
 
-/** `BENCH_PHASES=read,list` runs only those phases (read, list, startup, extras); default: all. */
-const PHASES = new Set((process.env.BENCH_PHASES ?? 'read,list,startup,extras').split(',').map((p) => p.trim()));
+/** `BENCH_PHASES=read,list` runs only those phases (read, modern, list, startup, extras); default: all. */
+const PHASES = new Set((process.env.BENCH_PHASES ?? 'read,modern,list,startup,extras').split(',').map((p) => p.trim()));
 
 const main = async () => {
   progress(existsSync(CLI) ? `proxy: ${CLI}` : `proxy: ${CLI} missing, proxy columns will be n/a`);
@@ -394,6 +464,7 @@ const main = async () => {
     await readPhase(direct, relayProxy);
     await closeHandles(relayProxy);
   }
+  if (PHASES.has('modern')) await modernPhase();
   if (PHASES.has('list')) await listPhase();
   if (PHASES.has('startup')) await startupPhase();
   if (PHASES.has('extras')) {
