@@ -60,7 +60,12 @@ export interface Proxy extends AsyncDisposable {
    * Opens one downstream session for a caller whose transport the caller manages (e.g. an HTTP
    * session): its Servers are made by {@link DownstreamSession.createServer}.
    */
-  openSession(): DownstreamSession;
+  openSession(options?: SessionOptions): DownstreamSession;
+  /**
+   * A Server for one stateless request (MCP 2026-07-28 over HTTP): it holds no subscriptions and
+   * receives no notifications (those travel on `subscriptions/listen` streams).
+   */
+  statelessServer(era: Era): Server;
   /** Stops accepting, closes sessions, unsubscribes upstream (best effort), closes upstreams. Idempotent. */
   close(): Promise<void>;
 }
@@ -69,6 +74,15 @@ export interface Proxy extends AsyncDisposable {
 export interface Connection {
   /** Ends the connection (answers open listens, closes the transport) and releases its session. Idempotent. */
   close(): Promise<void>;
+}
+
+/** Options of {@link Proxy.openSession}. */
+export interface SessionOptions {
+  /**
+   * Where the session's notifications go instead of its latest Server (e.g. one HTTP listen
+   * stream). Each must never throw.
+   */
+  sink?: Pick<Session, 'sendUpdated' | 'sendListChanged'>;
 }
 
 /** One downstream session: its subscriptions, its notifications, and the Server(s) that serve it. */
@@ -84,6 +98,9 @@ export interface DownstreamSession {
 }
 
 const SERVER_INFO = { name: 'mcp-federate', version: VERSION };
+
+/** The session of stateless requests: it never subscribes (2026 has no resources/subscribe) nor hears anything. */
+const STATELESS: Session = { id: 'stateless', sendUpdated: () => undefined, sendListChanged: () => undefined };
 
 /**
  * Wires the proxy.
@@ -163,15 +180,20 @@ export function createProxy(options: ProxyOptions): Proxy {
     relay,
     sessions,
     start,
-    openSession() {
+    statelessServer(era) {
+      if (closing) throw new Error('proxy is closed');
+      void start();
+      return createFacadeServer({ resources, session: STATELESS, logger, serverInfo: SERVER_INFO, era });
+    },
+    openSession(options = {}) {
       if (closing) throw new Error('proxy is closed');
       void start(); // requests wait for their upstreams' first connection attempt
       let current: Server | undefined;
       let open = true;
       const session: Session = {
         id: `s${++ids}`,
-        sendUpdated: (uri) => void current?.sendResourceUpdated({ uri }).catch(() => undefined),
-        sendListChanged: () => void current?.sendResourceListChanged().catch(() => undefined),
+        sendUpdated: options.sink?.sendUpdated ?? ((uri) => void current?.sendResourceUpdated({ uri }).catch(() => undefined)),
+        sendListChanged: options.sink?.sendListChanged ?? (() => void current?.sendResourceListChanged().catch(() => undefined)),
       };
       sessions.add(session);
       const handle: DownstreamSession = {

@@ -1,0 +1,22 @@
+// Which protocol era one HTTP request belongs to, decided from its method, headers and parsed body. Pure.
+
+/** The `_meta` key of the 2026-07-28 per-request envelope that names the revision. */
+export const PROTOCOL_VERSION_META = 'io.modelcontextprotocol/protocolVersion';
+
+/**
+ * True for MCP 2026-07-28 traffic: a POST whose JSON-RPC message carries the per-request envelope
+ * claim (`params._meta["io.modelcontextprotocol/protocolVersion"]`), or whose `MCP-Protocol-Version`
+ * header names 2026-07-28 or later (the modern path then owns the error for a missing envelope).
+ * Everything else (GET and DELETE session operations, `initialize`, claim-less POSTs, batches,
+ * bodies that are not JSON) is 2025-11-25 traffic. The same rule as SDK v2's `isLegacyRequest`,
+ * without building a web `Request`.
+ */
+export function isModernRequest(method: string | undefined, protocolHeader: string | undefined, body: unknown): boolean {
+  if (method !== 'POST') return false;
+  if (typeof protocolHeader === 'string' && protocolHeader >= '2026-07-28') return true;
+  if (typeof body !== 'object' || body === null || Array.isArray(body)) return false;
+  const params = (body as { params?: unknown }).params;
+  if (typeof params !== 'object' || params === null) return false;
+  const meta = (params as { _meta?: unknown })._meta;
+  return typeof meta === 'object' && meta !== null && PROTOCOL_VERSION_META in meta;
+}
