@@ -22,7 +22,8 @@ export interface CommandIo {
  * `--role`, an unknown flag or a stray argument. `random` is the byte source (tests).
  *
  * @example
- * runTokenCommand(['new', '--principal', 'alice', '--role', 'eng'], { out: console.log, err: console.error });
+ * const lines: string[] = [];
+ * runTokenCommand(['new', '--principal', 'alice', '--role', 'eng'], { out: (l) => lines.push(l), err: (l) => lines.push(l) });
  * // 7wB...Q (the token)
  * // {"principal":"alice","roles":["eng"],"sha256":"5f1..."}
  */
