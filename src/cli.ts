@@ -1,5 +1,5 @@
 #!/usr/bin/env -S node --max-semi-space-size=4 --heap-growing-percent=100
-// Command line: `mcp-federate [serve]` serves the facade over stdio; `mcp-federate ls` prints the catalog.
+// Command line: `mcp-federate [serve]` serves the facade over stdio; `ls` prints the catalog; `token new` makes a token.
 // The shebang tunes V8 for a long-running relay: a 4 MB young generation (Node's default is 16 MB)
 // lowered both peak RSS and CPU per relayed message; heap growth of 100% instead of V8's adaptive
 // default collects the old generation sooner. On SDK v2, alternating runs under load: peak RSS after
@@ -21,6 +21,9 @@ const USAGE = `Usage:
   mcp-federate ls [--json] [--config <file>] [--log-level <level>]
       Connect every upstream, print the merged catalog, exit: 0 when every enabled upstream
       is ready, 1 when one is not (its reason on stderr).
+  mcp-federate token new --principal <name> [--role <role>]...
+      Print a new random bearer token, then the "auth.tokens" entry holding only its SHA-256
+      (needs no configuration file).
 Options:
   --config <file>     configuration file (default: search mcp-federate.config.*, .mcp-federaterc*, package.json)
   --json              ls: print the catalog as one JSON object
@@ -35,6 +38,14 @@ const LEVELS = new Set(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'sil
 class UsageError extends Error {}
 
 async function main(argv: string[]): Promise<number> {
+  if (argv[0] === 'token') {
+    // Needs no configuration: it only makes a token and prints its config entry.
+    const { runTokenCommand } = await import('./commands/token.js');
+    return runTokenCommand(argv.slice(1), {
+      out: (line) => process.stdout.write(`${line}\n`),
+      err: (line) => process.stderr.write(`${line}\n`),
+    });
+  }
   let parsed;
   try {
     parsed = parseArgs({

@@ -1,10 +1,11 @@
 // Config schema, interpolation, server namespaces, client config files, YAML and error messages.
+import { createHash, generateKeyPairSync } from 'node:crypto';
 import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { editDistance } from '../../src/config/keys.js';
-import { loadConfig, parseConfig, validateConfig } from '../../src/config/load.js';
+import { ASYMMETRIC_ALGORITHMS, defaultStdioPrincipal, hashToken, loadConfig, parseConfig, validateConfig } from '../../src/config/load.js';
 import { ErrorCodes, ProxyError } from '../../src/errors.js';
 
 const env = { TOKEN: 'sekret', HOME: '/home/x' };
@@ -265,5 +266,116 @@ describe('loading files', () => {
   ])('a YAML syntax error names the file and the line: %j', async (content, message) => {
     const file = write('bad.yaml', content);
     await expect(loadConfig({ file, env: {} })).rejects.toMatchObject({ code: ErrorCodes.CONFIG_INVALID, message: `${file}: ${message}` });
+  });
+});
+
+describe('auth and stdio', () => {
+  const servers = { a: { command: 'x' } };
+  const sha = (s: string) => createHash('sha256').update(s, 'utf8').digest('hex');
+  const { publicKey: rsaPem, privateKey: rsaPrivatePem } = generateKeyPairSync('rsa', {
+    modulusLength: 2048,
+    publicKeyEncoding: { type: 'spki', format: 'pem' },
+    privateKeyEncoding: { type: 'pkcs8', format: 'pem' },
+  });
+  const secret32 = 's'.repeat(32);
+
+  it('has no auth block by default, and a stdio caller with the OS user name and no roles', () => {
+    const c = parse({ servers });
+    expect(c.auth).toBeUndefined();
+    expect(c.stdio).toEqual({ principal: defaultStdioPrincipal(), roles: [] });
+    expect(defaultStdioPrincipal()).toBe(os.userInfo().username || 'stdio');
+  });
+
+  it('takes the stdio principal and roles as configured', () => {
+    expect(parse({ servers, stdio: { principal: 'ops-bot', roles: ['ops'] } }).stdio).toEqual({ principal: 'ops-bot', roles: ['ops'] });
+  });
+
+  it('keeps only the hash of a token given through ${VAR}, with roles defaulting to []', () => {
+    const token = 'tok_'.padEnd(40, 'x');
+    const c = parseConfig(
+      { servers, auth: { tokens: [{ principal: 'alice', roles: ['eng'], sha256: sha('other-token-value') }, { principal: 'bob', token: '${BOB_TOKEN}' }] } },
+      { env: { BOB_TOKEN: token } },
+    );
+    expect(c.auth?.tokens).toEqual([
+      { principal: 'alice', roles: ['eng'], sha256: sha('other-token-value') },
+      { principal: 'bob', roles: [], sha256: sha(token) },
+    ]);
+    expect(hashToken(token)).toBe(sha(token));
+    expect(JSON.stringify(c)).not.toContain(token);
+  });
+
+  it.each([
+    [{ jwksUrl: 'https://idp.example.com/jwks.json' }, [...ASYMMETRIC_ALGORITHMS]],
+    [{ jwksUrl: 'http://127.0.0.1:8080/jwks' }, [...ASYMMETRIC_ALGORITHMS]],
+    [{ publicKey: '${PEM}' }, [...ASYMMETRIC_ALGORITHMS]],
+    [{ secret: secret32 }, ['HS256']],
+    [{ secret: 's'.repeat(64), algorithms: ['HS512', 'HS256'] }, ['HS512', 'HS256']],
+    [{ jwksUrl: 'https://idp.example.com/jwks.json', algorithms: ['ES256', 'ES256'] }, ['ES256']],
+  ])('fills the JWT defaults for %j', (source, algorithms) => {
+    const c = parseConfig({ servers, auth: { jwt: { ...source, audience: 'mcp' } } }, { env: { PEM: rsaPem } });
+    expect(c.auth?.jwt).toMatchObject({ audience: 'mcp', principalClaim: 'sub', rolesClaim: 'roles', algorithms });
+    expect(c.auth?.tokens).toEqual([]);
+  });
+
+  it.each([
+    [{ auth: {} }, 'auth: give "tokens", "jwt" or both'],
+    [{ auth: { tokens: [] } }, 'auth: give "tokens", "jwt" or both'],
+    [{ auth: { tokens: [{ principal: 'a' }] } }, 'auth.tokens[0]: give exactly one of "sha256" or "token"'],
+    [{ auth: { tokens: [{ principal: 'a', sha256: sha('x'), token: 'y'.repeat(20) }] } }, 'auth.tokens[0]: give exactly one of "sha256" or "token"'],
+    [{ auth: { tokens: [{ principal: 'a', sha256: sha('x').toUpperCase() }] } }, 'auth.tokens[0].sha256: must be 64 lowercase hex digits (the SHA-256 of the token)'],
+    [{ auth: { tokens: [{ principal: 'a', sha256: sha('x').slice(1) }] } }, 'auth.tokens[0].sha256: must be 64 lowercase hex digits'],
+    [{ auth: { tokens: [{ principal: 'a', token: 'short' }] } }, 'auth.tokens[0].token: too short: at least 16 characters'],
+    [{ auth: { tokens: [{ principal: 'a', token: 'Bearer abcdefghijklmnop' }] } }, 'auth.tokens[0].token: not a bearer token'],
+    [{ auth: { tokens: [{ principal: '', sha256: sha('x') }] } }, 'auth.tokens[0].principal: must not be empty'],
+    [{ auth: { tokens: [{ principal: 'a', roles: [''], sha256: sha('x') }] } }, 'auth.tokens[0].roles[0]: must not be empty'],
+    [{ auth: { tokens: [{ principal: 'a', sha256: sha('x'), role: 'r' }] } }, 'auth.tokens[0]: unknown field(s) "role"'],
+    [
+      { auth: { tokens: [{ principal: 'a', sha256: sha('abcdefghijklmnopq') }, { principal: 'b', token: 'abcdefghijklmnopq' }] } },
+      'auth.tokens[1]: the same token as auth.tokens[0]',
+    ],
+    [{ auth: { jwt: { audience: 'mcp' } } }, 'auth.jwt: give one key source: "jwksUrl", "publicKey" or "secret"'],
+    [{ auth: { jwt: { audience: 'mcp', secret: secret32, jwksUrl: 'https://h/jwks' } } }, 'auth.jwt: give one key source, not "jwksUrl" and "secret"'],
+    [{ auth: { jwt: { secret: secret32 } } }, 'auth.jwt.audience:'],
+    [{ auth: { jwt: { audience: [], secret: secret32 } } }, 'auth.jwt.audience:'],
+    [{ auth: { jwt: { audience: 'mcp', secret: secret32, algorithms: ['none'] } } }, 'auth.jwt.algorithms[0]: "none" is refused: unsigned tokens are never accepted'],
+    [{ auth: { jwt: { audience: 'mcp', jwksUrl: 'https://h/jwks', algorithms: ['RS256', 'None'] } } }, 'auth.jwt.algorithms[1]: "none" is refused'],
+    [{ auth: { jwt: { audience: 'mcp', jwksUrl: 'https://h/jwks', algorithms: ['HS256'] } } }, 'auth.jwt.algorithms[0]: HS256 needs a shared "secret"; with a public key anyone holding that key could sign tokens'],
+    [{ auth: { jwt: { audience: 'mcp', publicKey: '${PEM}', algorithms: ['RS256', 'HS384'] } } }, 'auth.jwt.algorithms[1]: HS384 needs a shared "secret"'],
+    [{ auth: { jwt: { audience: 'mcp', secret: secret32, algorithms: ['RS256'] } } }, 'auth.jwt.algorithms[0]: RS256 needs "jwksUrl" or "publicKey", not a "secret"'],
+    [{ auth: { jwt: { audience: 'mcp', secret: secret32, algorithms: ['HS512'] } } }, 'auth.jwt.algorithms[0]: HS512 needs a secret of at least 64 bytes'],
+    [{ auth: { jwt: { audience: 'mcp', secret: 'short-secret' } } }, 'auth.jwt.algorithms[0]: HS256 needs a secret of at least 32 bytes'],
+    [{ auth: { jwt: { audience: 'mcp', secret: secret32, algorithms: ['HS257'] } } }, 'auth.jwt.algorithms[0]: unknown algorithm "HS257"'],
+    [{ auth: { jwt: { audience: 'mcp', secret: secret32, algorithms: [] } } }, 'auth.jwt.algorithms:'],
+    [{ auth: { jwt: { audience: 'mcp', jwksUrl: 'http://idp.example.com/jwks' } } }, 'auth.jwt.jwksUrl: must be https (plain http only for localhost, 127.0.0.1 or [::1])'],
+    [{ auth: { jwt: { audience: 'mcp', jwksUrl: 'not a url' } } }, 'auth.jwt.jwksUrl: Invalid URL'],
+    [{ auth: { jwt: { audience: 'mcp', publicKey: 'not a key' } } }, 'auth.jwt.publicKey: not a PEM public key (-----BEGIN PUBLIC KEY-----)'],
+    [{ auth: { jwt: { audience: 'mcp', publicKey: '${PRIVATE_PEM}' } } }, 'auth.jwt.publicKey: is a private key: give the public key (-----BEGIN PUBLIC KEY-----)'],
+    [{ auth: { jwt: { audience: 'mcp', secret: secret32, jwks: 'https://h' } } }, 'auth.jwt: unknown field(s) "jwks"'],
+    [{ auth: { tokens: [{ principal: 'a', token: '${UNSET_TOKEN}' }] } }, 'auth.tokens[0].token: environment variable UNSET_TOKEN is not set'],
+    [{ stdio: { principal: '' } }, 'stdio.principal: must not be empty'],
+    [{ stdio: { user: 'x' } }, 'stdio: unknown field(s) "user"'],
+  ])('rejects %j naming the path and the problem', (block, expected) => {
+    let message = '';
+    try {
+      parseConfig({ servers, ...block }, { env: { PEM: rsaPem, PRIVATE_PEM: rsaPrivatePem } });
+    } catch (err) {
+      expect((err as ProxyError).code).toBe(ErrorCodes.CONFIG_INVALID);
+      message = (err as Error).message;
+    }
+    expect(message).toContain(expected);
+  });
+
+  it('a bad auth block in a file is an error naming the file, the path and the problem', async () => {
+    const dir = mkdtempSync(path.join(os.tmpdir(), 'mcp-federate-auth-'));
+    try {
+      const file = path.join(dir, 'mcp.yaml');
+      writeFileSync(file, 'servers:\n  a:\n    command: x\nauth:\n  jwt:\n    audience: mcp\n    jwksUrl: https://idp.example.com/jwks\n    algorithms: [HS256]\n');
+      await expect(loadConfig({ file, env: {} })).rejects.toMatchObject({
+        code: ErrorCodes.CONFIG_INVALID,
+        message: `${file}: auth.jwt.algorithms[0]: HS256 needs a shared "secret"; with a public key anyone holding that key could sign tokens`,
+      });
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
   });
 });

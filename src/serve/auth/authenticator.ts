@@ -1,0 +1,97 @@
+// The HTTP endpoint's bearer check: reads Authorization, tries the static tokens then the JWT verifier.
+import { BEARER_TOKEN_PATTERN, type AuthConfig } from '../../config/schema.js';
+import type { Logger } from '../../logger.js';
+import type { Identity } from './identity.js';
+import { createJwtVerifier, type JwtVerifierOptions } from './jwt.js';
+import { createStaticTokens } from './static-tokens.js';
+
+/** Why a request was not authenticated: no `Authorization` at all, or one that does not authenticate. */
+export type AuthFailure = 'missing' | 'invalid';
+
+/** The outcome of {@link Authenticator.authenticate}. */
+export type AuthResult = ({ ok: true } & Identity) | { ok: false; reason: AuthFailure };
+
+/** Checks one request's `Authorization` header. */
+export interface Authenticator {
+  /**
+   * `authorization` is the header's value, or every value when the HTTP layer collected them from
+   * `rawHeaders` (Node keeps only the first of duplicate `Authorization` headers in `headers`).
+   * Absent (or an empty list) is `missing`; two or more values, an empty value, a scheme other than
+   * `Bearer`, or a token that no static entry or JWT verification accepts is `invalid`.
+   * Never rejects; never logs the token.
+   */
+  authenticate(authorization: string | readonly string[] | undefined): Promise<AuthResult>;
+}
+
+/** Dependencies of {@link createAuthenticator}: a logger for refusals (debug; warn when the key set is down), the JWT clock and key set tuning. */
+export interface AuthenticatorDeps extends JwtVerifierOptions {
+  logger?: Logger;
+}
+
+/** Longest `Authorization` value considered; a longer one is `invalid` without being hashed or parsed. */
+export const MAX_AUTHORIZATION_LENGTH = 8192;
+
+const BEARER = new RegExp(`^Bearer +(${BEARER_TOKEN_PATTERN.source.slice(1, -1)})$`, 'i');
+
+/**
+ * Compiles the `auth` block into an authenticator. Static tokens and JWTs may both be configured:
+ * a token either accepts authenticates. Holds nothing that needs closing (jose's key set cache is
+ * plain memory, its fetches are bounded by a timeout).
+ *
+ * @example
+ * const auth = createAuthenticator(config.auth, { logger });
+ * const result = await auth.authenticate(req.headers.authorization);
+ * if (!result.ok) res.writeHead(401, { 'www-authenticate': wwwAuthenticate(metadataUrl, result.reason) }).end();
+ */
+export function createAuthenticator(auth: AuthConfig, deps: AuthenticatorDeps = {}): Authenticator {
+  const staticTokens = createStaticTokens(auth.tokens);
+  const jwt = auth.jwt === undefined ? undefined : createJwtVerifier(auth.jwt, deps);
+  const refuse = (details: Record<string, unknown>): AuthResult => {
+    deps.logger?.debug({ auth: details }, 'bearer token refused');
+    return { ok: false, reason: 'invalid' };
+  };
+  return {
+    async authenticate(authorization) {
+      const token = bearerToken(authorization);
+      if (token === 'missing') return { ok: false, reason: 'missing' };
+      if (token === 'invalid') return refuse({ code: 'ERR_AUTHORIZATION_HEADER' });
+      const known = staticTokens(token);
+      if (known !== undefined) return { ok: true, ...known };
+      if (jwt === undefined) return refuse({ code: 'ERR_UNKNOWN_TOKEN' });
+      const verdict = await jwt(token);
+      if (verdict.ok) return { ok: true, principal: verdict.principal, roles: verdict.roles };
+      const { ok: _ok, ...details } = verdict;
+      if (verdict.code === 'ERR_JWKS_UNAVAILABLE') {
+        deps.logger?.warn({ auth: details }, 'JWT key set unavailable: bearer tokens cannot be verified');
+        return { ok: false, reason: 'invalid' };
+      }
+      return refuse(details);
+    },
+  };
+}
+
+/** The token of `Authorization: Bearer <token>`, or why there is none. */
+function bearerToken(authorization: string | readonly string[] | undefined): string | AuthFailure {
+  if (authorization === undefined) return 'missing';
+  let value: string;
+  if (typeof authorization === 'string') value = authorization;
+  else if (authorization.length === 0) return 'missing';
+  else if (authorization.length > 1) return 'invalid';
+  else value = authorization[0]!;
+  if (value.length > MAX_AUTHORIZATION_LENGTH) return 'invalid';
+  return BEARER.exec(value)?.[1] ?? 'invalid';
+}
+
+/**
+ * The `WWW-Authenticate` value of a 401: points the client at the protected resource metadata
+ * (RFC 9728 §5.1) and, when a token was presented but refused, says `error="invalid_token"`
+ * (RFC 6750 §3.1; a request without credentials gets no error code).
+ *
+ * @example
+ * wwwAuthenticate('https://h/.well-known/oauth-protected-resource/mcp', 'invalid')
+ * // 'Bearer resource_metadata="https://h/.well-known/oauth-protected-resource/mcp", error="invalid_token"'
+ */
+export function wwwAuthenticate(resourceMetadataUrl: string, reason: AuthFailure): string {
+  const quoted = resourceMetadataUrl.replace(/[\\"]/g, (c) => `\\${c}`);
+  return `Bearer resource_metadata="${quoted}"${reason === 'invalid' ? ', error="invalid_token"' : ''}`;
+}

@@ -1,0 +1,119 @@
+// JWT bearer tokens verified locally with jose, against a JWKS URL, a PEM public key or a shared secret.
+import { createPublicKey } from 'node:crypto';
+import { createRemoteJWKSet, errors, jwtVerify, type JWTPayload, type JWTVerifyGetKey, type KeyObject } from 'jose';
+import type { JwtConfig } from '../../config/schema.js';
+import type { Identity } from './identity.js';
+
+/** Tuning of the remote key set (`jwksUrl`); jose's defaults when absent. */
+export interface JwksOptions {
+  /** Least time between two refetches prompted by an unknown key id, in ms. Default: 30000. */
+  cooldownMs?: number;
+  /** How long a fetched key set is used before it is refetched, in ms. Default: 600000. */
+  cacheMaxAgeMs?: number;
+  /** Bound on one fetch of the key set, in ms. Default: 5000. */
+  timeoutMs?: number;
+}
+
+/** Options of {@link createJwtVerifier}. */
+export interface JwtVerifierOptions {
+  /** The clock `exp`, `nbf` and `iat` are checked against. Default: the system clock. */
+  now?: () => Date;
+  /** Remote key set tuning (`jwksUrl` only). */
+  jwks?: JwksOptions;
+}
+
+/**
+ * Why a token was refused: jose's error code (`ERR_JWT_EXPIRED`, `ERR_JOSE_ALG_NOT_ALLOWED`,
+ * `ERR_JWS_SIGNATURE_VERIFICATION_FAILED`, `ERR_JWT_CLAIM_VALIDATION_FAILED` with the `claim`, ...),
+ * `ERR_PRINCIPAL_CLAIM` or `ERR_ROLES_CLAIM` for claims of the wrong shape, or
+ * `ERR_JWKS_UNAVAILABLE` when the key set could not be fetched (an operator's problem, not the caller's).
+ */
+export interface JwtRefusal {
+  ok: false;
+  code: string;
+  /** The claim that failed validation, when one did. */
+  claim?: string;
+}
+
+/** The outcome of verifying one token. Never carries the token. */
+export type JwtVerdict = ({ ok: true } & Identity) | JwtRefusal;
+
+/** Verifies one compact JWT. Never throws. */
+export type JwtVerifier = (token: string) => Promise<JwtVerdict>;
+
+/** The key set could not be fetched or read (network, status, JSON): no fault of the token. */
+class JwksUnavailable extends Error {}
+
+/**
+ * Compiles `auth.jwt` into a verifier. The signature must verify with the configured key under one
+ * of `algorithms`; `exp` is required and must be in the future, `nbf` (when present) in the past,
+ * `aud` must name the configured audience, and `iss` must equal `issuer` when that is set. The
+ * principal is the `principalClaim` (a non-empty string); the roles are the `rolesClaim` (an array
+ * of strings or a space-separated string, absent meaning none).
+ *
+ * @example
+ * const verify = createJwtVerifier(config.auth.jwt);
+ * const verdict = await verify(token); // { ok: true, principal: 'alice', roles: ['eng'] }
+ */
+export function createJwtVerifier(config: JwtConfig, options: JwtVerifierOptions = {}): JwtVerifier {
+  const key = keyOf(config, options.jwks ?? {});
+  const verifyOptions = {
+    algorithms: [...config.algorithms],
+    audience: config.audience,
+    ...(config.issuer === undefined ? {} : { issuer: config.issuer }),
+    requiredClaims: ['exp'],
+  };
+  return async (token) => {
+    let payload: JWTPayload;
+    try {
+      const now = options.now?.();
+      const opts = now === undefined ? verifyOptions : { ...verifyOptions, currentDate: now };
+      // Two calls, one per jose overload (a key set function, or a key).
+      ({ payload } = typeof key === 'function' ? await jwtVerify(token, key, opts) : await jwtVerify(token, key, opts));
+    } catch (err) {
+      return refusal(err);
+    }
+    const principal = payload[config.principalClaim];
+    if (typeof principal !== 'string' || principal === '') return { ok: false, code: 'ERR_PRINCIPAL_CLAIM', claim: config.principalClaim };
+    const roles = rolesOf(payload[config.rolesClaim]);
+    if (roles === undefined) return { ok: false, code: 'ERR_ROLES_CLAIM', claim: config.rolesClaim };
+    return { ok: true, principal, roles };
+  };
+}
+
+/** The verification key: a remote key set (wrapped to tell fetch failures apart), a public key, or the secret's bytes. */
+function keyOf(config: JwtConfig, jwks: JwksOptions): JWTVerifyGetKey | KeyObject | Uint8Array {
+  if (config.jwksUrl !== undefined) {
+    const remote = createRemoteJWKSet(new URL(config.jwksUrl), {
+      ...(jwks.cooldownMs === undefined ? {} : { cooldownDuration: jwks.cooldownMs }),
+      ...(jwks.cacheMaxAgeMs === undefined ? {} : { cacheMaxAge: jwks.cacheMaxAgeMs }),
+      ...(jwks.timeoutMs === undefined ? {} : { timeoutDuration: jwks.timeoutMs }),
+    });
+    return async (header, token) => {
+      try {
+        return await remote(header, token);
+      } catch (err) {
+        // No key for this kid/alg is the token's fault; anything else is the key set's.
+        if (err instanceof errors.JWKSNoMatchingKey || err instanceof errors.JWKSMultipleMatchingKeys) throw err;
+        throw new JwksUnavailable('key set unavailable', { cause: err });
+      }
+    };
+  }
+  if (config.publicKey !== undefined) return createPublicKey(config.publicKey) as KeyObject;
+  return new TextEncoder().encode(config.secret);
+}
+
+function refusal(err: unknown): JwtRefusal {
+  if (err instanceof JwksUnavailable) return { ok: false, code: 'ERR_JWKS_UNAVAILABLE' };
+  if (err instanceof errors.JWTClaimValidationFailed || err instanceof errors.JWTExpired) return { ok: false, code: err.code, claim: err.claim };
+  if (err instanceof errors.JOSEError) return { ok: false, code: err.code };
+  return { ok: false, code: 'ERR_JWT_UNVERIFIABLE' }; // e.g. a key of another type than the token's alg
+}
+
+/** Roles from the claim's value: an array of strings or a space-separated string; undefined when malformed. */
+function rolesOf(value: unknown): string[] | undefined {
+  if (value === undefined) return [];
+  if (typeof value === 'string') return value.split(' ').filter((r) => r !== '');
+  if (Array.isArray(value) && value.every((r): r is string => typeof r === 'string' && r !== '')) return [...value];
+  return undefined;
+}

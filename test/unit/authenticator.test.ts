@@ -1,0 +1,153 @@
+// The bearer check: header parsing, static tokens and JWTs together, WWW-Authenticate, and logs without tokens.
+import { randomBytes } from 'node:crypto';
+import { describe, expect, it } from 'vitest';
+import { SignJWT, generateKeyPair } from 'jose';
+import { AuthSchema } from '../../src/config/schema.js';
+import { createLogger } from '../../src/logger.js';
+import { MAX_AUTHORIZATION_LENGTH, createAuthenticator, wwwAuthenticate } from '../../src/serve/auth/authenticator.js';
+import { hashToken } from '../../src/serve/auth/static-tokens.js';
+
+const NOW = new Date('2030-01-01T00:00:00Z');
+const T = NOW.getTime() / 1000;
+const SECRET = 'a-shared-secret-of-at-least-32-bytes!';
+const aliceToken = randomBytes(32).toString('base64url');
+const bobToken = randomBytes(32).toString('base64url');
+
+const config = AuthSchema.parse({
+  tokens: [
+    { principal: 'alice', roles: ['eng'], sha256: hashToken(aliceToken) },
+    { principal: 'bob', sha256: hashToken(bobToken) },
+  ],
+  jwt: { secret: SECRET, audience: 'mcp' },
+});
+
+const jwt = (claims: Record<string, unknown> = {}) =>
+  new SignJWT({ sub: 'carol', roles: 'ops', aud: 'mcp', exp: T + 60, ...claims }).setProtectedHeader({ alg: 'HS256' }).sign(new TextEncoder().encode(SECRET));
+
+/** An authenticator whose debug log is captured as parsed records and as raw text. */
+function withLog(auth = config) {
+  const lines: string[] = [];
+  const logger = createLogger({ level: 'debug', destination: { write: (s: string) => void lines.push(s) } });
+  const authenticator = createAuthenticator(auth, { logger, now: () => NOW });
+  return { authenticator, lines, records: () => lines.map((l) => JSON.parse(l) as Record<string, unknown>) };
+}
+
+describe('authenticate', () => {
+  const { authenticator } = withLog();
+
+  it('a static token authenticates as its principal with its roles', async () => {
+    expect(await authenticator.authenticate(`Bearer ${aliceToken}`)).toEqual({ ok: true, principal: 'alice', roles: ['eng'] });
+    expect(await authenticator.authenticate(`Bearer ${bobToken}`)).toEqual({ ok: true, principal: 'bob', roles: [] });
+  });
+
+  it('a JWT authenticates next to the static tokens', async () => {
+    expect(await authenticator.authenticate(`Bearer ${await jwt()}`)).toEqual({ ok: true, principal: 'carol', roles: ['ops'] });
+  });
+
+  it('the scheme is case-insensitive and one value in a list is fine', async () => {
+    for (const h of [`bearer ${aliceToken}`, `BEARER ${aliceToken}`, `Bearer   ${aliceToken}`, [`Bearer ${aliceToken}`]]) {
+      expect(await authenticator.authenticate(h)).toMatchObject({ ok: true, principal: 'alice' });
+    }
+  });
+
+  it.each([
+    ['absent', undefined],
+    ['an empty list', []],
+  ])('%s is missing', async (_what, header) => {
+    expect(await authenticator.authenticate(header)).toEqual({ ok: false, reason: 'missing' });
+  });
+
+  it.each([
+    ['empty', ''],
+    ['"Bearer" alone', 'Bearer'],
+    ['"Bearer " with no token', 'Bearer '],
+    ['another scheme', `Basic ${Buffer.from('alice:pw').toString('base64')}`],
+    ['the token without a scheme', aliceToken],
+    ['"Bearer" glued to the token', `Bearer${aliceToken}`],
+    ['a tab instead of a space', `Bearer\t${aliceToken}`],
+    ['two tokens', `Bearer ${aliceToken} ${bobToken}`],
+    ['two comma-joined credentials', `Bearer ${aliceToken}, Bearer ${bobToken}`],
+    ['a token with a character outside b64token', `Bearer ${aliceToken}!`],
+    ['duplicate headers, both valid', [`Bearer ${aliceToken}`, `Bearer ${aliceToken}`]],
+    ['duplicate headers, one valid', [`Bearer ${aliceToken}`, 'Bearer nope']],
+    ['an unknown token', `Bearer ${randomBytes(32).toString('base64url')}`],
+    ['an oversized header', `Bearer ${aliceToken}${'A'.repeat(MAX_AUTHORIZATION_LENGTH)}`],
+  ])('%s is invalid', async (_what, header) => {
+    expect(await authenticator.authenticate(header)).toEqual({ ok: false, reason: 'invalid' });
+  });
+
+  it('a header of exactly the length bound is still parsed', async () => {
+    const padded = `Bearer ${'A'.repeat(MAX_AUTHORIZATION_LENGTH - 7)}`;
+    expect(padded.length).toBe(MAX_AUTHORIZATION_LENGTH);
+    const long = 'A'.repeat(MAX_AUTHORIZATION_LENGTH - 7);
+    const auth = createAuthenticator(AuthSchema.parse({ tokens: [{ principal: 'long', token: long }] }));
+    expect(await auth.authenticate(padded)).toMatchObject({ ok: true, principal: 'long' });
+  });
+
+  it.each([
+    ['expired', { exp: T - 1 }],
+    ['for another audience', { aud: 'other' }],
+  ])('a JWT %s is invalid', async (_what, claims) => {
+    expect(await authenticator.authenticate(`Bearer ${await jwt(claims)}`)).toEqual({ ok: false, reason: 'invalid' });
+  });
+
+  it('with only static tokens, a JWT is invalid; with only a JWT, a static token is invalid', async () => {
+    const tokensOnly = createAuthenticator(AuthSchema.parse({ tokens: [{ principal: 'alice', sha256: hashToken(aliceToken) }] }), { now: () => NOW });
+    const jwtOnly = createAuthenticator(AuthSchema.parse({ jwt: { secret: SECRET, audience: 'mcp' } }), { now: () => NOW });
+    expect(await tokensOnly.authenticate(`Bearer ${await jwt()}`)).toEqual({ ok: false, reason: 'invalid' });
+    expect(await tokensOnly.authenticate(`Bearer ${aliceToken}`)).toMatchObject({ ok: true });
+    expect(await jwtOnly.authenticate(`Bearer ${aliceToken}`)).toEqual({ ok: false, reason: 'invalid' });
+    expect(await jwtOnly.authenticate(`Bearer ${await jwt()}`)).toMatchObject({ ok: true });
+  });
+});
+
+describe('logging', () => {
+  it('says why a token was refused, at debug, without the token or the header', async () => {
+    const { authenticator, lines, records } = withLog();
+    const expired = await jwt({ exp: T - 1 });
+    const unknown = randomBytes(32).toString('base64url');
+    await authenticator.authenticate(`Bearer ${expired}`);
+    await authenticator.authenticate(`Basic ${unknown}`);
+    await authenticator.authenticate([`Bearer ${aliceToken}`, `Bearer ${unknown}`]);
+    expect(records().map((r) => [r.level, r.msg, r.auth])).toEqual([
+      [20, 'bearer token refused', { code: 'ERR_JWT_EXPIRED', claim: 'exp' }],
+      [20, 'bearer token refused', { code: 'ERR_AUTHORIZATION_HEADER' }],
+      [20, 'bearer token refused', { code: 'ERR_AUTHORIZATION_HEADER' }],
+    ]);
+    const text = lines.join('');
+    for (const secret of [expired, expired.split('.')[2]!, unknown, aliceToken, SECRET]) expect(text).not.toContain(secret);
+  });
+
+  it('a static-only authenticator logs an unknown token as such; a success logs nothing', async () => {
+    const { authenticator, lines, records } = withLog(AuthSchema.parse({ tokens: [{ principal: 'alice', sha256: hashToken(aliceToken) }] }));
+    const unknown = randomBytes(32).toString('base64url');
+    await authenticator.authenticate(`Bearer ${aliceToken}`);
+    await authenticator.authenticate(`Bearer ${unknown}`);
+    expect(records().map((r) => r.auth)).toEqual([{ code: 'ERR_UNKNOWN_TOKEN' }]);
+    expect(lines.join('')).not.toContain(unknown);
+  });
+
+  it('a JWKS that cannot be fetched is a warning for the operator and invalid for the caller', async () => {
+    const { authenticator, records } = withLog(AuthSchema.parse({ jwt: { jwksUrl: 'http://127.0.0.1:1/jwks', audience: 'mcp' } }));
+    const { privateKey } = await generateKeyPair('ES256');
+    const token = await new SignJWT({ sub: 'x', aud: 'mcp', exp: T + 60 }).setProtectedHeader({ alg: 'ES256', kid: 'k' }).sign(privateKey);
+    expect(await authenticator.authenticate(`Bearer ${token}`)).toEqual({ ok: false, reason: 'invalid' });
+    expect(records().map((r) => [r.level, r.msg, r.auth])).toEqual([[40, 'JWT key set unavailable: bearer tokens cannot be verified', { code: 'ERR_JWKS_UNAVAILABLE' }]]);
+  });
+});
+
+describe('wwwAuthenticate', () => {
+  const url = 'https://mcp.example.com/.well-known/oauth-protected-resource/mcp';
+
+  it('points a request without credentials at the metadata, with no error code', () => {
+    expect(wwwAuthenticate(url, 'missing')).toBe(`Bearer resource_metadata="${url}"`);
+  });
+
+  it('adds error="invalid_token" when a token was refused', () => {
+    expect(wwwAuthenticate(url, 'invalid')).toBe(`Bearer resource_metadata="${url}", error="invalid_token"`);
+  });
+
+  it('escapes quotes and backslashes inside the quoted string', () => {
+    expect(wwwAuthenticate('x"y\\z', 'missing')).toBe('Bearer resource_metadata="x\\"y\\\\z"');
+  });
+});
