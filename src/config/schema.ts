@@ -173,6 +173,24 @@ export const ListChangedSchema = z.strictObject({
   coalesceMs: z.number().int().min(0).default(100),
 });
 
+/** The tamper-evident audit log (one hash-chained JSON line per access decision). */
+export const AuditSchema = z.strictObject({
+  /**
+   * Where records go: a file, relative to the config file's folder, appended to (created if
+   * missing), or "stderr" (no rotation, and the chain starts afresh each run). Its own destination,
+   * never the operational log's. Required.
+   */
+  file: z.string().min(1),
+  /**
+   * Rotate the file before a record would make it larger than this many bytes: `<file>` becomes
+   * `<file>.1`, `.1` becomes `.2`, and so on (logrotate's numbering); the chain continues in the new
+   * file. 0 never rotates. Default: 0.
+   */
+  maxBytes: z.number().int().min(0).default(0),
+  /** Rotated files kept (`<file>.1` … `<file>.<keep>`); rotating past it deletes the oldest. Default: 10. */
+  keep: positiveInt().max(1000).default(10),
+});
+
 /** The whole configuration file. */
 export const ConfigSchema = z
   .strictObject({
@@ -195,6 +213,8 @@ export const ConfigSchema = z
     reconnect: ReconnectSchema.default(ReconnectSchema.parse({})),
     /** list_changed relay. Default: see {@link ListChangedSchema}. */
     listChanged: ListChangedSchema.default(ListChangedSchema.parse({})),
+    /** The audit log. Default: none (nothing is recorded). */
+    audit: AuditSchema.optional(),
   })
   .transform((c, ctx) => {
     if (c.servers && c.mcpServers) {
@@ -239,6 +259,8 @@ export type ServerConfig = StdioServerConfig | RemoteServerConfig;
  * namespace, derived from each key or given as `namespace`), in config order.
  */
 export type FederateConfig = z.output<typeof ConfigSchema>;
+/** The `audit` block after validation. */
+export type AuditConfig = z.output<typeof AuditSchema>;
 /** The configuration as written in a file (defaults optional). */
 export type FederateConfigInput = z.input<typeof ConfigSchema>;
 
