@@ -21,6 +21,9 @@ const USAGE = `Usage:
   mcp-federate ls [--json] [--config <file>] [--log-level <level>]
       Connect every upstream, print the merged catalog, exit: 0 when every enabled upstream
       is ready, 1 when one is not (its reason on stderr).
+  mcp-federate audit verify <file>...
+      Check the audit log's hash chain across the files, oldest first; exit 0 when it holds,
+      1 at the first broken line (printed as file:line: reason), 2 when a file cannot be read.
 Options:
   --config <file>     configuration file (default: search mcp-federate.config.*, .mcp-federaterc*, package.json)
   --json              ls: print the catalog as one JSON object
@@ -35,6 +38,10 @@ const LEVELS = new Set(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'sil
 class UsageError extends Error {}
 
 async function main(argv: string[]): Promise<number> {
+  if (argv[0] === 'audit') {
+    const { auditCommand } = await import('./commands/audit-verify.js');
+    return auditCommand(argv.slice(1), { out: (t) => process.stdout.write(t), err: (t) => process.stderr.write(t) });
+  }
   let parsed;
   try {
     parsed = parseArgs({
