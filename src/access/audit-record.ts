@@ -1,7 +1,6 @@
 // One audit record: its fields, its hash in the chain, and the single JSON line it is written as. Pure.
 import { createHash } from 'node:crypto';
 import type { Caller, CallerTransport } from './caller.js';
-import { canonicalize } from './jcs.js';
 
 /** The `prev` of the first record of a chain: 64 zeros. */
 export const GENESIS_HASH = '0'.repeat(64);
@@ -93,7 +92,7 @@ export interface AuditRecord {
 
 /** The chain's link: hex SHA-256 of `prev` followed by `body` (the JCS form of a record without `hash`). */
 export function chainHash(prev: string, body: string): string {
-  return createHash('sha256').update(prev).update(body).digest('hex');
+  return createHash('sha256').update(prev + body).digest('hex'); // one update is cheaper than two
 }
 
 /** A written record: its fields, and the line (with its trailing newline) that holds them. */
@@ -104,46 +103,50 @@ export interface SealedRecord {
 
 /**
  * Builds the record for `entry` at position `seq` after `prev`, and its line. The line is the
- * record's JCS form with `"hash"` appended last, so the bytes before `,"hash"` are the hashed ones,
- * except for the characters {@link escapeLineBreakers} writes escaped.
+ * record's JCS form (RFC 8785, see `jcs.ts`) with `"hash"` appended last, so the bytes before
+ * `,"hash"` are the hashed ones, except for the characters {@link escapeLineBreakers} writes escaped.
  *
  * @example sealRecord(entry, { seq: 1, prev: GENESIS_HASH, time: Date.now() }).line
  */
 export function sealRecord(entry: AuditEntry, at: { seq: number; prev: string; time: number }): SealedRecord {
-  const truncated = new Set<string>();
+  let truncated: Set<string> | undefined; // allocated only when a field is cut
   const clip = (name: string, value: string): string => {
     if (value.length <= MAX_FIELD_CHARS) return value;
-    truncated.add(name);
+    (truncated ??= new Set()).add(name);
     // Never split a surrogate pair.
     const end = isHighSurrogate(value.charCodeAt(MAX_FIELD_CHARS - 1)) ? MAX_FIELD_CHARS - 1 : MAX_FIELD_CHARS;
     return value.slice(0, end);
   };
   const { caller } = entry;
-  const roles = caller.roles.slice(0, MAX_ROLES).map((r) => clip('roles', r));
-  if (caller.roles.length > MAX_ROLES) truncated.add('roles');
+  const roles = caller.roles.length <= MAX_ROLES && caller.roles.every((r) => r.length <= MAX_FIELD_CHARS) ? [...caller.roles] : clipRoles(caller.roles, clip);
+  if (caller.roles.length > MAX_ROLES) (truncated ??= new Set()).add('roles');
+  // Keys in RFC 8785 order (sorted by UTF-16 code units) and values that are only strings, finite
+  // numbers and arrays of strings: JSON.stringify of this object is its JCS form, at a third of the
+  // cost of the general canonicalize() (the unit tests hold the two equal). Keep new keys in order.
   const record: Omit<AuditRecord, 'hash'> & { hash?: string } = {
-    time: new Date(at.time).toISOString(),
-    seq: at.seq,
-    session: clip('session', caller.session),
-    principal: clip('principal', caller.principal),
-    roles,
-    transport: caller.transport,
-    method: clip('method', entry.method),
-    uri: entry.uri === undefined ? undefined : clip('uri', entry.uri),
-    server: entry.server === undefined ? undefined : clip('server', entry.server),
-    upstreamUri: entry.upstreamUri === undefined ? undefined : clip('upstreamUri', entry.upstreamUri),
-    decision: entry.decision,
-    rule: clip('rule', entry.rule),
-    outcome: clip('outcome', entry.outcome) as AuditOutcome,
-    cache: entry.cache,
     bytes: count(entry.bytes),
+    cache: entry.cache,
+    decision: entry.decision,
     durationMs: Number.isFinite(entry.durationMs) ? Math.round(entry.durationMs * 1000) / 1000 : 0,
-    returned: count(entry.returned),
     filtered: count(entry.filtered),
-    truncated: truncated.size > 0 ? [...truncated] : undefined,
+    method: clip('method', entry.method),
+    outcome: clip('outcome', entry.outcome) as AuditOutcome,
     prev: at.prev,
+    principal: clip('principal', caller.principal),
+    returned: count(entry.returned),
+    roles,
+    rule: clip('rule', entry.rule),
+    seq: at.seq,
+    server: entry.server === undefined ? undefined : clip('server', entry.server),
+    session: clip('session', caller.session),
+    time: isoTime(at.time),
+    transport: caller.transport,
+    truncated: undefined,
+    upstreamUri: entry.upstreamUri === undefined ? undefined : clip('upstreamUri', entry.upstreamUri),
+    uri: entry.uri === undefined ? undefined : clip('uri', entry.uri),
   };
-  const body = canonicalize(record);
+  if (truncated) record.truncated = [...truncated].sort();
+  const body = JSON.stringify(record);
   const hash = chainHash(at.prev, body);
   record.hash = hash;
   const line = `${escapeLineBreakers(body.slice(0, -1))},"hash":"${hash}"}\n`;
@@ -166,6 +169,21 @@ const LINE_BREAKERS_ALL = new RegExp(LINE_BREAKERS.source, 'g');
 export function escapeLineBreakers(json: string): string {
   if (!LINE_BREAKERS.test(json)) return json;
   return json.replace(LINE_BREAKERS_ALL, (c) => `\\u${c.charCodeAt(0).toString(16).padStart(4, '0')}`);
+}
+
+let lastTime = Number.NaN;
+let lastIso = '';
+/** `new Date(ms).toISOString()`, remembered for the last millisecond: busy logs write many records in one. */
+function isoTime(ms: number): string {
+  if (ms !== lastTime) {
+    lastIso = new Date(ms).toISOString();
+    lastTime = ms;
+  }
+  return lastIso;
+}
+
+function clipRoles(roles: readonly string[], clip: (name: string, value: string) => string): string[] {
+  return roles.slice(0, MAX_ROLES).map((r) => clip('roles', r));
 }
 
 function count(n: number | undefined): number | undefined {
