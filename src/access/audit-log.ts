@@ -117,12 +117,15 @@ class ChainWriter implements AuditLog {
   /**
    * logrotate's numbering: `.keep-1` → `.keep` (replacing it), …, `.1` → `.2`, the file → `.1`, then
    * a fresh file. The current descriptor stays valid until the new one is open, so a failed rename
-   * leaves the log writable (the record that asked is refused; the next one tries again).
+   * or open leaves the log writable and the chain in order (the record that asked is refused; the
+   * next one tries again).
    */
   #rotate(): void {
     const { path, keep } = this.file!;
     for (let n = keep - 1; n >= 1; n--) renameIfExists(`${path}.${n}`, `${path}.${n + 1}`);
-    fs.renameSync(path, `${path}.1`);
+    // Already gone when an earlier rotation renamed it but could not open the new file: the records
+    // since then went on in the renamed file, which stays the newest one in order, so just go on.
+    renameIfExists(path, `${path}.1`);
     const fd = fs.openSync(path, 'a');
     const old = this.#state.fd;
     this.#state.fd = fd;
@@ -137,6 +140,8 @@ class ChainWriter implements AuditLog {
     if (fd === 2) return;
     try {
       fs.fsyncSync(fd);
+    } catch (err) {
+      if ((err as NodeJS.ErrnoException).code !== 'EINVAL') throw err; // EINVAL: not a file (a pipe): nothing to sync
     } finally {
       fs.closeSync(fd);
     }
@@ -161,6 +166,8 @@ interface ChainEnd {
 function readLastRecord(file: string, logger: Logger | undefined, opts: { readOnly?: boolean } = {}): ChainEnd | undefined {
   let fd: number;
   try {
+    // Only a regular file holds a chain to continue (opening a FIFO to read it would block).
+    if (!fs.statSync(file).isFile()) return undefined;
     fd = fs.openSync(file, 'r');
   } catch (err) {
     if ((err as NodeJS.ErrnoException).code === 'ENOENT') return undefined;

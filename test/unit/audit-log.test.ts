@@ -4,7 +4,8 @@ import { appendFileSync, existsSync, mkdtempSync, readFileSync, rmSync, statSync
 import os from 'node:os';
 import path from 'node:path';
 import { Writable } from 'node:stream';
-import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import fs from 'node:fs';
+import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
 import type { Caller } from '../../src/access/caller.js';
 import { openAuditLog, noopAuditLog, type AuditEntry, type AuditRecord } from '../../src/access/audit-log.js';
 import { GENESIS_HASH, MAX_FIELD_CHARS } from '../../src/access/audit-record.js';
@@ -203,6 +204,28 @@ describe('audit log', () => {
     expect(existsSync(`${file}.3`)).toBe(false);
     expect(records(`${file}.2`).map((r) => r.seq)).toEqual([5, 6]);
     expect(await verifyAuditFiles([`${file}.2`, `${file}.1`, file])).toMatchObject({ records: 6, firstSeq: 5, anchored: true });
+  });
+
+  it('refuses the record whose rotation failed half-way, and the next one rotates and keeps the chain in order', async () => {
+    write(1);
+    const recordBytes = statSync(file).size;
+    rmSync(file);
+    const log = open({ maxBytes: recordBytes * 2 + 10 });
+    log.record(read());
+    log.record(read());
+    const openSync = vi.spyOn(fs, 'openSync').mockImplementationOnce(() => {
+      throw Object.assign(new Error('EMFILE: too many open files'), { code: 'EMFILE' });
+    });
+    try {
+      expect(() => log.record(read())).toThrow('EMFILE');
+    } finally {
+      openSync.mockRestore();
+    }
+    log.record(read());
+    log.close();
+    expect(records(`${file}.2`).map((r) => r.seq)).toEqual([1, 2]);
+    expect(records(file).map((r) => r.seq)).toEqual([3]);
+    expect(await verifyAuditFiles([`${file}.2`, file])).toMatchObject({ records: 3, anchored: false });
   });
 
   it('keeps a hostile URI on one line: newlines, separators, C1 and bidi controls are written escaped, and it verifies', async () => {
