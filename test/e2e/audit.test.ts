@@ -122,6 +122,23 @@ describe.concurrent('audit verify (built CLI)', () => {
     expect(String(result.stdout).split('\n')[0]).toBe('verified 2 records');
   });
 
+  it('"stderr" as the destination writes a chain starting at seq 1 on stderr, which verifies once captured', async () => {
+    using dir = new TempDir();
+    const moduleUrl = new URL('../../dist/access/audit-log.js', import.meta.url).href;
+    const script = `const { openAuditLog } = await import(${JSON.stringify(moduleUrl)});
+      const log = openAuditLog({ file: 'stderr', maxBytes: 0, keep: 1 });
+      for (const n of [1, 2, 3]) log.record({ caller: { principal: 'p', roles: [], session: 's', transport: 'stdio' }, method: 'resources/list', decision: 'allow', rule: 'default', outcome: 'ok', durationMs: n, returned: n });
+      await log.close();`;
+    const { execa } = await import('execa');
+    const child = await execa(process.execPath, ['--input-type=module', '-e', script], { reject: false, stripFinalNewline: false });
+    expect(child.exitCode).toBe(0);
+    expect(child.stdout).toBe('');
+    const captured = dir.file('captured.jsonl');
+    writeFileSync(captured, String(child.stderr));
+    expect(linesOf(captured).map((l) => (JSON.parse(l) as { seq: number }).seq)).toEqual([1, 2, 3]);
+    expect((await runCli(['audit', 'verify', captured])).exitCode).toBe(0);
+  });
+
   it.each([
     [['audit'], 'audit: expected a subcommand'],
     [['audit', 'check', 'x'], 'audit: unknown subcommand: check'],
