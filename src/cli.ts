@@ -24,6 +24,9 @@ const USAGE = `Usage:
   mcp-federate token new --principal <name> [--role <role>]...
       Print a new random bearer token, then the "auth.tokens" entry holding only its SHA-256
       (needs no configuration file).
+  mcp-federate audit verify <file>...
+      Check the audit log's hash chain across the files, oldest first; exit 0 when it holds,
+      1 at the first broken line (printed as file:line: reason), 2 when a file cannot be read.
 Options:
   --config <file>     configuration file (default: search mcp-federate.config.*, .mcp-federaterc*, package.json)
   --json              ls: print the catalog as one JSON object
@@ -45,6 +48,10 @@ async function main(argv: string[]): Promise<number> {
       out: (line) => process.stdout.write(`${line}\n`),
       err: (line) => process.stderr.write(`${line}\n`),
     });
+  }
+  if (argv[0] === 'audit') {
+    const { auditCommand } = await import('./commands/audit-verify.js');
+    return auditCommand(argv.slice(1), { out: (t) => process.stdout.write(t), err: (t) => process.stderr.write(t) });
   }
   let parsed;
   try {

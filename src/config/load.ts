@@ -195,8 +195,8 @@ function formatPath(p: readonly PropertyKey[]): string {
 }
 
 /**
- * Resolves `cwd` and `envFile` against the config file's folder and merges each `envFile` under its
- * server's `env` (which wins). A file that cannot be read is an error naming the server and the path.
+ * Resolves `cwd`, `envFile` and `audit.file` against the config file's folder and merges each
+ * `envFile` under its server's `env` (which wins). A file that cannot be read is an error naming the server and the path.
  */
 async function resolvePaths(config: FederateConfig, base: string, where: string): Promise<FederateConfig> {
   const resolve = async (s: ServerConfig): Promise<ServerConfig> => {
@@ -216,6 +216,8 @@ async function resolvePaths(config: FederateConfig, base: string, where: string)
   };
   const servers: Record<string, ServerConfig> = {};
   for (const [id, s] of Object.entries(config.servers)) servers[id] = await resolve(s); // in order: the first bad file is named
+  const { audit } = config;
+  if (audit && audit.file !== 'stderr') return { ...config, servers, audit: { ...audit, file: path.resolve(base, audit.file) } };
   return { ...config, servers };
 }
 

@@ -384,6 +384,24 @@ export const StdioCallerSchema = z.strictObject({
   roles: z.array(roleName()).default([]),
 });
 
+/** The tamper-evident audit log (one hash-chained JSON line per access decision). */
+export const AuditSchema = z.strictObject({
+  /**
+   * Where records go: a file, relative to the config file's folder, appended to (created if
+   * missing), or "stderr" (no rotation, and the chain starts afresh each run). Its own destination,
+   * never the operational log's. Required.
+   */
+  file: z.string().min(1),
+  /**
+   * Rotate the file before a record would make it larger than this many bytes: `<file>` becomes
+   * `<file>.1`, `.1` becomes `.2`, and so on (logrotate's numbering); the chain continues in the new
+   * file. 0 never rotates. Default: 0.
+   */
+  maxBytes: z.number().int().min(0).default(0),
+  /** Rotated files kept (`<file>.1` … `<file>.<keep>`); rotating past it deletes the oldest. Default: 10. */
+  keep: positiveInt().max(1000).default(10),
+});
+
 /** The whole configuration file. */
 export const ConfigSchema = z
   .strictObject({
@@ -412,6 +430,8 @@ export const ConfigSchema = z
     auth: AuthSchema.optional(),
     /** The caller of the stdio session. Default: the OS user name with no roles (see {@link StdioCallerSchema}). */
     stdio: StdioCallerSchema.default(() => StdioCallerSchema.parse({})),
+    /** The audit log. Default: none (nothing is recorded). */
+    audit: AuditSchema.optional(),
   })
   .transform((c, ctx) => {
     if (c.servers && c.mcpServers) {
@@ -466,6 +486,8 @@ export type StaticTokenConfig = z.output<typeof StaticTokenSchema>;
 export type JwtConfig = z.output<typeof JwtSchema>;
 /** The validated `stdio` block. */
 export type StdioCallerConfig = z.output<typeof StdioCallerSchema>;
+/** The `audit` block after validation. */
+export type AuditConfig = z.output<typeof AuditSchema>;
 /** The configuration as written in a file (defaults optional). */
 export type FederateConfigInput = z.input<typeof ConfigSchema>;
 

@@ -1,0 +1,258 @@
+// The audit log's writer: records sealed into the hash chain and appended synchronously, with rotation.
+import fs from 'node:fs';
+import { ErrorCodes, ProxyError } from '../errors.js';
+import type { AuditConfig } from '../config/schema.js';
+import type { Logger } from '../logger.js';
+import { GENESIS_HASH, sealRecord, type AuditEntry } from './audit-record.js';
+
+export type { AuditCacheUse, AuditDecision, AuditEntry, AuditOutcome, AuditRecord } from './audit-record.js';
+
+/**
+ * Where access decisions are recorded. `record` returns once the record's line has been handed to
+ * the operating system (a synchronous `write`), so a response sent after it is never missing from
+ * the log, even if the process is killed (`SIGKILL`) right after. It throws when the record could
+ * not be written: the caller must then not send the response as if it had been audited.
+ */
+export interface AuditLog extends AsyncDisposable {
+  /** Appends one record. Throws `ProxyError(CLOSED)` after `close()`, or the write's own error. */
+  record(entry: AuditEntry): void;
+  /** Flushes the file to disk (`fsync`) and closes it. Idempotent. */
+  close(): void | Promise<void>;
+  /** Same as `close()`. */
+  [Symbol.asyncDispose](): Promise<void>;
+}
+
+/** Options of {@link openAuditLog} beside the config block. */
+export interface AuditLogOptions {
+  /** The clock, in epoch milliseconds (tests). Default: `Date.now`. */
+  now?: () => number;
+  /** Told about a torn last line removed at open. Default: none. */
+  logger?: Logger;
+}
+
+/** The audit log of an unconfigured `audit`: records nothing. */
+export const noopAuditLog: AuditLog = Object.freeze({
+  record: () => undefined,
+  close: () => undefined,
+  [Symbol.asyncDispose]: async () => undefined,
+});
+
+/**
+ * Opens the audit log `config` describes ({@link noopAuditLog} when it is undefined), continuing the
+ * hash chain of the file (or of `<file>.1` when the file is empty or missing): the last line is read
+ * from the end of the file. A torn last line (a write cut short by a crash: it never completed, so
+ * its response was never sent) is removed first, with a warning. `config.file` must already be
+ * resolved (the config loader does it). Throws when the last complete line is not an audit record,
+ * so a chain is never silently restarted.
+ *
+ * @example
+ * await using audit = openAuditLog({ file: '/var/log/mcp-federate/audit.jsonl', maxBytes: 100 << 20, keep: 10 });
+ * audit.record({ caller, method: 'resources/read', uri, decision: 'allow', rule: 'default', outcome: 'ok', durationMs: 1.2 });
+ */
+export function openAuditLog(config: AuditConfig | undefined, options: AuditLogOptions = {}): AuditLog {
+  if (config === undefined) return noopAuditLog;
+  const now = options.now ?? Date.now;
+  if (config.file === 'stderr') return new ChainWriter({ fd: 2, size: 0, seq: 0, prev: GENESIS_HASH }, now);
+  return ChainWriter.openFile(config, now, options.logger);
+}
+
+/** Bytes read per step when looking for the last line from the end of a file. */
+const TAIL_CHUNK = 16 * 1024;
+/** A last line longer than this is not one of ours (records are bounded far below it). */
+const MAX_TAIL = 1024 * 1024;
+/** How long a write to a full pipe (`stderr`) is retried before it counts as failed. */
+const EAGAIN_LIMIT_MS = 10_000;
+
+interface ChainState {
+  fd: number;
+  /** Bytes in the current file. */
+  size: number;
+  seq: number;
+  prev: string;
+}
+
+/** Appends sealed records to one file descriptor; with a path, rotates it by size. */
+class ChainWriter implements AuditLog {
+  #state: ChainState;
+  #closed = false;
+  /** Set when a write failed part-way: appending after a torn line would break the chain. */
+  #failure: unknown;
+
+  constructor(
+    state: ChainState,
+    private readonly now: () => number,
+    private readonly file?: { path: string; maxBytes: number; keep: number },
+  ) {
+    this.#state = state;
+  }
+
+  static openFile(config: AuditConfig, now: () => number, logger?: Logger): ChainWriter {
+    const { file, maxBytes, keep } = config;
+    let last = readLastRecord(file, logger);
+    if (last === undefined) last = readLastRecord(`${file}.1`, logger, { readOnly: true });
+    const fd = fs.openSync(file, 'a');
+    const size = fs.fstatSync(fd).size;
+    return new ChainWriter({ fd, size, seq: last?.seq ?? 0, prev: last?.hash ?? GENESIS_HASH }, now, { path: file, maxBytes, keep });
+  }
+
+  record(entry: AuditEntry): void {
+    if (this.#closed) throw new ProxyError(ErrorCodes.CLOSED, 'audit log closed');
+    if (this.#failure !== undefined) throw this.#failure;
+    const state = this.#state;
+    const { record, line } = sealRecord(entry, { seq: state.seq + 1, prev: state.prev, time: this.now() });
+    const bytes = Buffer.from(line, 'utf8');
+    if (this.file && this.file.maxBytes > 0 && state.size > 0 && state.size + bytes.length > this.file.maxBytes) this.#rotate();
+    const { written, error } = writeAll(state.fd, bytes);
+    if (error !== undefined) {
+      // Nothing written: the chain is intact and the next record may try again. Part of a line
+      // written: anything appended after it would be glued to it, so the log refuses from now on.
+      if (written > 0) this.#failure = error;
+      throw error;
+    }
+    state.size += bytes.length;
+    state.seq = record.seq;
+    state.prev = record.hash;
+  }
+
+  /**
+   * logrotate's numbering: `.keep-1` → `.keep` (replacing it), …, `.1` → `.2`, the file → `.1`, then
+   * a fresh file. The current descriptor stays valid until the new one is open, so a failed rename
+   * or open leaves the log writable and the chain in order (the record that asked is refused; the
+   * next one tries again).
+   */
+  #rotate(): void {
+    const { path, keep } = this.file!;
+    for (let n = keep - 1; n >= 1; n--) renameIfExists(`${path}.${n}`, `${path}.${n + 1}`);
+    // Already gone when an earlier rotation renamed it but could not open the new file: the records
+    // since then went on in the renamed file, which stays the newest one in order, so just go on.
+    renameIfExists(path, `${path}.1`);
+    const fd = fs.openSync(path, 'a');
+    const old = this.#state.fd;
+    this.#state.fd = fd;
+    this.#state.size = 0;
+    fs.closeSync(old);
+  }
+
+  close(): void {
+    if (this.#closed) return;
+    this.#closed = true;
+    const { fd } = this.#state;
+    if (fd === 2) return;
+    try {
+      fs.fsyncSync(fd);
+    } catch (err) {
+      if ((err as NodeJS.ErrnoException).code !== 'EINVAL') throw err; // EINVAL: not a file (a pipe): nothing to sync
+    } finally {
+      fs.closeSync(fd);
+    }
+  }
+
+  async [Symbol.asyncDispose](): Promise<void> {
+    this.close();
+  }
+}
+
+/** The chain position a file ends at. */
+interface ChainEnd {
+  seq: number;
+  hash: string;
+}
+
+/**
+ * The `seq` and `hash` of the last complete line of `file`, reading backwards from its end;
+ * undefined when the file is missing or holds no complete line. A torn tail (bytes after the last
+ * newline) is cut off, unless `readOnly` (a rotated file is never written to), where it is ignored.
+ */
+function readLastRecord(file: string, logger: Logger | undefined, opts: { readOnly?: boolean } = {}): ChainEnd | undefined {
+  let fd: number;
+  try {
+    // Only a regular file holds a chain to continue (opening a FIFO to read it would block).
+    if (!fs.statSync(file).isFile()) return undefined;
+    fd = fs.openSync(file, 'r');
+  } catch (err) {
+    if ((err as NodeJS.ErrnoException).code === 'ENOENT') return undefined;
+    throw err;
+  }
+  let tail: { line: Buffer | undefined; end: number; size: number };
+  try {
+    tail = lastLine(fd);
+  } finally {
+    fs.closeSync(fd);
+  }
+  if (tail.end < tail.size) {
+    logger?.warn({ file, offset: tail.end, bytes: tail.size - tail.end }, 'audit: ignoring a torn last line (a write cut short by a crash; its response was never sent)');
+    if (!opts.readOnly) fs.truncateSync(file, tail.end);
+  }
+  if (tail.line === undefined) return undefined;
+  const end = parseChainEnd(tail.line.toString('utf8'));
+  if (end === undefined) {
+    throw new Error(`audit log ${file}: its last line is not an audit record, so its hash chain cannot be continued (run \`mcp-federate audit verify\`; move the file aside to start a new chain)`);
+  }
+  return end;
+}
+
+/** The last newline-terminated line of an open file (without its newline) and the offset just after it. */
+function lastLine(fd: number): { line: Buffer | undefined; end: number; size: number } {
+  const size = fs.fstatSync(fd).size;
+  let tail = Buffer.alloc(0);
+  let pos = size;
+  while (pos > 0 && tail.length <= MAX_TAIL) {
+    const n = Math.min(TAIL_CHUNK, pos);
+    pos -= n;
+    const chunk = Buffer.alloc(n);
+    for (let got = 0; got < n; ) {
+      const r = fs.readSync(fd, chunk, got, n - got, pos + got);
+      if (r === 0) throw new Error('audit log changed while it was being opened');
+      got += r;
+    }
+    tail = Buffer.concat([chunk, tail]);
+    const nl = tail.lastIndexOf(0x0a);
+    if (nl < 0) continue;
+    const before = nl === 0 ? -1 : tail.lastIndexOf(0x0a, nl - 1);
+    if (before >= 0 || pos === 0) return { line: tail.subarray(before + 1, nl), end: pos + nl + 1, size };
+  }
+  if (pos === 0) return { line: undefined, end: 0, size }; // no newline at all: only a torn line, or nothing
+  throw new Error(`audit log: no line break in its last ${MAX_TAIL} bytes, so it is not an audit log`);
+}
+
+function parseChainEnd(line: string): ChainEnd | undefined {
+  try {
+    const r = JSON.parse(line) as { seq?: unknown; hash?: unknown };
+    if (Number.isSafeInteger(r.seq) && (r.seq as number) > 0 && typeof r.hash === 'string' && /^[0-9a-f]{64}$/.test(r.hash)) {
+      return { seq: r.seq as number, hash: r.hash };
+    }
+  } catch {
+    // not JSON: reported by the caller
+  }
+  return undefined;
+}
+
+/** Writes all of `bytes` at the end of `fd`: how many were written, and the error that stopped it short. */
+function writeAll(fd: number, bytes: Buffer): { written: number; error?: unknown } {
+  let written = 0;
+  let waitedMs = 0;
+  while (written < bytes.length) {
+    try {
+      written += fs.writeSync(fd, bytes, written, bytes.length - written);
+    } catch (err) {
+      // A non-blocking pipe (stderr) that is full: wait for its reader, as pino's sync mode does.
+      if ((err as NodeJS.ErrnoException).code === 'EAGAIN' && waitedMs < EAGAIN_LIMIT_MS) {
+        Atomics.wait(PAUSE, 0, 0, 1);
+        waitedMs += 1;
+        continue;
+      }
+      return { written, error: err };
+    }
+  }
+  return { written };
+}
+
+const PAUSE = new Int32Array(new SharedArrayBuffer(4));
+
+function renameIfExists(from: string, to: string): void {
+  try {
+    fs.renameSync(from, to);
+  } catch (err) {
+    if ((err as NodeJS.ErrnoException).code !== 'ENOENT') throw err;
+  }
+}

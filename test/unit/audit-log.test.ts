@@ -1,0 +1,291 @@
+// The audit log writer: fields, the hash chain, restarts, rotation, hostile strings; checked with the verifier.
+import { createHash } from 'node:crypto';
+import { appendFileSync, existsSync, mkdtempSync, readFileSync, rmSync, statSync, truncateSync, writeFileSync } from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { Writable } from 'node:stream';
+import fs from 'node:fs';
+import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
+import type { Caller } from '../../src/access/caller.js';
+import { openAuditLog, noopAuditLog, type AuditEntry, type AuditRecord } from '../../src/access/audit-log.js';
+import { GENESIS_HASH, MAX_FIELD_CHARS } from '../../src/access/audit-record.js';
+import { verifyAuditFiles } from '../../src/access/audit-verify.js';
+import { canonicalize } from '../../src/access/jcs.js';
+import { ErrorCodes, ProxyError } from '../../src/errors.js';
+import { createLogger } from '../../src/logger.js';
+
+const T0 = Date.UTC(2026, 4, 1, 12, 0, 0, 7);
+const caller: Caller = { principal: 'alice', roles: ['reader', 'ops'], session: 'sess-1', transport: 'stdio' };
+
+const read = (uri = 'docs+file:///a.md', over: Partial<AuditEntry> = {}): AuditEntry => ({
+  caller,
+  method: 'resources/read',
+  uri,
+  server: 'docs',
+  upstreamUri: uri.slice(uri.indexOf('+') + 1),
+  decision: 'allow',
+  rule: 'readers',
+  outcome: 'ok',
+  cache: 'miss',
+  bytes: 1234,
+  durationMs: 1.23456,
+  ...over,
+});
+
+const list: AuditEntry = { caller, method: 'resources/list', decision: 'allow', rule: 'default', outcome: 'ok', durationMs: 3, returned: 7, filtered: 2 };
+
+describe('audit log', () => {
+  let dir: string;
+  let file: string;
+  let clock: number;
+  const now = () => clock++;
+  const open = (over: { maxBytes?: number; keep?: number } = {}) => openAuditLog({ file, maxBytes: 0, keep: 10, ...over }, { now });
+  const lines = (f = file) => readFileSync(f, 'utf8').split('\n').slice(0, -1);
+  const records = (f = file) => lines(f).map((l) => JSON.parse(l) as AuditRecord);
+  const write = (n: number, over: { maxBytes?: number; keep?: number } = {}) => {
+    const log = open(over);
+    for (let i = 0; i < n; i++) log.record(read(`docs+file:///${i}.md`));
+    log.close();
+  };
+
+  beforeEach(() => {
+    dir = mkdtempSync(path.join(os.tmpdir(), 'audit-log-'));
+    file = path.join(dir, 'audit.jsonl');
+    clock = T0;
+  });
+  afterEach(() => rmSync(dir, { recursive: true, force: true }));
+
+  it('writes one line per record with the caller, the decision and the chain fields, and nothing else', () => {
+    const log = open();
+    log.record(read());
+    log.record(list);
+    log.record(read('docs+file:///b.md', { decision: 'deny', rule: 'no-secrets', outcome: 'denied', cache: undefined, bytes: undefined }));
+    log.close();
+    const [r1, r2, r3] = records();
+    expect(lines()).toHaveLength(3);
+    expect(r1).toEqual({
+      time: '2026-05-01T12:00:00.007Z',
+      seq: 1,
+      session: 'sess-1',
+      principal: 'alice',
+      roles: ['reader', 'ops'],
+      transport: 'stdio',
+      method: 'resources/read',
+      uri: 'docs+file:///a.md',
+      server: 'docs',
+      upstreamUri: 'file:///a.md',
+      decision: 'allow',
+      rule: 'readers',
+      outcome: 'ok',
+      cache: 'miss',
+      bytes: 1234,
+      durationMs: 1.235,
+      prev: GENESIS_HASH,
+      hash: expect.stringMatching(/^[0-9a-f]{64}$/),
+    });
+    // A list carries counts instead of URIs; fields that do not apply are absent, not null.
+    expect(r2).toEqual({
+      time: '2026-05-01T12:00:00.008Z',
+      seq: 2,
+      session: 'sess-1',
+      principal: 'alice',
+      roles: ['reader', 'ops'],
+      transport: 'stdio',
+      method: 'resources/list',
+      decision: 'allow',
+      rule: 'default',
+      outcome: 'ok',
+      durationMs: 3,
+      returned: 7,
+      filtered: 2,
+      prev: r1!.hash,
+      hash: expect.stringMatching(/^[0-9a-f]{64}$/),
+    });
+    expect(r3).toMatchObject({ seq: 3, decision: 'deny', rule: 'no-secrets', outcome: 'denied', prev: r2!.hash });
+    expect(Object.keys(r3!)).not.toContain('cache');
+    expect(Object.keys(r3!)).not.toContain('bytes');
+  });
+
+  it('chains each record: hash = sha256(prev + JCS(record without hash)), the first prev is 64 zeros', async () => {
+    write(5);
+    const rs = records();
+    expect(rs.map((r) => r.seq)).toEqual([1, 2, 3, 4, 5]);
+    let prev = GENESIS_HASH;
+    for (const { hash, ...rest } of rs) {
+      expect(rest.prev).toBe(prev);
+      expect(hash).toBe(createHash('sha256').update(prev + canonicalize(rest)).digest('hex'));
+      prev = hash;
+    }
+    expect(await verifyAuditFiles([file])).toEqual({ records: 5, firstSeq: 1, anchored: false, last: { seq: 5, hash: prev } });
+  });
+
+  it('records only the caller’s identity fields, whatever else the caller object carries', () => {
+    const withSecret = { ...caller, token: 'Bearer s3cret', headers: { authorization: 'x' } } as Caller;
+    const log = open();
+    log.record({ ...read(), caller: withSecret, ...({ contents: 'the text', params: { secret: 1 } } as object) });
+    log.close();
+    const text = readFileSync(file, 'utf8');
+    expect(text).not.toMatch(/s3cret|authorization|the text|secret|contents|params/);
+  });
+
+  it('continues seq and the chain after a restart, reading the last line from the end', async () => {
+    write(3);
+    write(2);
+    expect(records().map((r) => r.seq)).toEqual([1, 2, 3, 4, 5]);
+    expect(records()[3]!.prev).toBe(records()[2]!.hash);
+    expect(await verifyAuditFiles([file])).toMatchObject({ records: 5, anchored: false });
+  });
+
+  it('continues the chain from a last line longer than one read chunk', async () => {
+    const log = open();
+    log.record(read(`docs+file:///${'x'.repeat(1500)}`, { caller: { ...caller, roles: Array.from({ length: 60 }, (_, i) => `role-${i}-${'r'.repeat(400)}`) } }));
+    log.close();
+    expect(statSync(file).size).toBeGreaterThan(20_000);
+    write(1);
+    expect(records().map((r) => r.seq)).toEqual([1, 2]);
+    expect(await verifyAuditFiles([file])).toMatchObject({ records: 2 });
+  });
+
+  it.each(['missing', 'empty'])('continues from <file>.1 when the file is %s (a crash between rotation and the next record)', async (state) => {
+    write(3);
+    writeFileSync(`${file}.1`, readFileSync(file));
+    if (state === 'missing') rmSync(file);
+    else writeFileSync(file, '');
+    write(2);
+    expect(records().map((r) => r.seq)).toEqual([4, 5]);
+    expect(records()[0]!.prev).toBe(records(`${file}.1`)[2]!.hash);
+    expect(await verifyAuditFiles([`${file}.1`, file])).toMatchObject({ records: 5, anchored: false });
+  });
+
+  it('removes a torn last line (a write cut short) at open, says so, and continues from the last complete record', async () => {
+    write(3);
+    const size = statSync(file).size;
+    truncateSync(file, size - 20);
+    const warnings: string[] = [];
+    const logger = createLogger({ destination: new Writable({ write: (c: Buffer, _e, cb) => (warnings.push(c.toString()), cb()) }), level: 'warn' });
+    const log = openAuditLog({ file, maxBytes: 0, keep: 10 }, { now, logger });
+    log.record(read());
+    log.close();
+    expect(records().map((r) => r.seq)).toEqual([1, 2, 3]);
+    expect(await verifyAuditFiles([file])).toMatchObject({ records: 3 });
+    expect(warnings).toHaveLength(1);
+    expect(JSON.parse(warnings[0]!)).toMatchObject({ msg: expect.stringContaining('torn last line'), file, bytes: expect.any(Number) });
+  });
+
+  it('refuses to open a file whose last complete line is not a record, rather than restart the chain silently', () => {
+    write(2);
+    appendFileSync(file, 'garbage\n');
+    expect(() => open()).toThrow(/its last line is not an audit record/);
+  });
+
+  it('rotates by maxBytes, logrotate-style, and the chain runs through the files: verify f.2 f.1 f passes', async () => {
+    write(1);
+    const recordBytes = statSync(file).size;
+    rmSync(file);
+    write(9, { maxBytes: recordBytes * 3 + 10 });
+    expect([file, `${file}.1`, `${file}.2`].map((f) => records(f).map((r) => r.seq))).toEqual([
+      [7, 8, 9],
+      [4, 5, 6],
+      [1, 2, 3],
+    ]);
+    expect(existsSync(`${file}.3`)).toBe(false);
+    expect(await verifyAuditFiles([`${file}.2`, `${file}.1`, file])).toMatchObject({ records: 9, firstSeq: 1, anchored: false, last: { seq: 9 } });
+    // The chain continues across a restart into the rotated set.
+    write(1, { maxBytes: recordBytes * 3 + 10 });
+    expect(records(file).map((r) => r.seq)).toEqual([10]);
+    expect(records(`${file}.1`).map((r) => r.seq)).toEqual([7, 8, 9]);
+  });
+
+  it('keeps `keep` rotated files; verifying only those anchors the chain at their first record', async () => {
+    write(1);
+    const recordBytes = statSync(file).size;
+    rmSync(file);
+    write(10, { maxBytes: recordBytes * 2 + 10, keep: 2 });
+    expect(existsSync(`${file}.3`)).toBe(false);
+    expect(records(`${file}.2`).map((r) => r.seq)).toEqual([5, 6]);
+    expect(await verifyAuditFiles([`${file}.2`, `${file}.1`, file])).toMatchObject({ records: 6, firstSeq: 5, anchored: true });
+  });
+
+  it('refuses the record whose rotation failed half-way, and the next one rotates and keeps the chain in order', async () => {
+    write(1);
+    const recordBytes = statSync(file).size;
+    rmSync(file);
+    const log = open({ maxBytes: recordBytes * 2 + 10 });
+    log.record(read());
+    log.record(read());
+    const openSync = vi.spyOn(fs, 'openSync').mockImplementationOnce(() => {
+      throw Object.assign(new Error('EMFILE: too many open files'), { code: 'EMFILE' });
+    });
+    try {
+      expect(() => log.record(read())).toThrow('EMFILE');
+    } finally {
+      openSync.mockRestore();
+    }
+    log.record(read());
+    log.close();
+    expect(records(`${file}.2`).map((r) => r.seq)).toEqual([1, 2]);
+    expect(records(file).map((r) => r.seq)).toEqual([3]);
+    expect(await verifyAuditFiles([`${file}.2`, file])).toMatchObject({ records: 3, anchored: false });
+  });
+
+  it('keeps a hostile URI on one line: newlines, separators, C1 and bidi controls are written escaped, and it verifies', async () => {
+    const hostile = 'docs+file:///a\n{"forged":true}\r\u2028x\u2029y\u0085z\u202e\u2066\u007f\u0000"\\';
+    const log = open();
+    log.record(read(hostile));
+    log.record(read());
+    log.close();
+    const text = readFileSync(file, 'utf8');
+    expect(text.split('\n')).toHaveLength(3);
+    expect(text).not.toMatch(/[\r\u2028\u2029\u0085\u202e\u2066\u007f\u0000]/);
+    expect(text).toContain('\\u2028x\\u2029y\\u0085z\\u202e\\u2066\\u007f\\u0000');
+    expect(records()[0]!.uri).toBe(hostile);
+    expect(await verifyAuditFiles([file])).toMatchObject({ records: 2 });
+  });
+
+  it('cuts strings past MAX_FIELD_CHARS, never inside a surrogate pair, and lists the fields cut', async () => {
+    const long = `docs+file:///${'a'.repeat(MAX_FIELD_CHARS - 14)}😀tail`; // the emoji straddles the limit
+    const log = open();
+    log.record(read(long, { upstreamUri: 'file:///short', caller: { ...caller, principal: 'p'.repeat(5000) } }));
+    log.close();
+    const [r] = records();
+    expect(r!.uri).toBe(long.slice(0, MAX_FIELD_CHARS - 1));
+    expect(r!.principal).toHaveLength(MAX_FIELD_CHARS);
+    expect(r!.truncated).toEqual(['principal', 'uri']);
+    expect(await verifyAuditFiles([file])).toMatchObject({ records: 1 });
+  });
+
+  it('close is idempotent, flushes, and a record after it is refused with CLOSED', async () => {
+    const log = open();
+    log.record(read());
+    log.close();
+    log.close();
+    await log[Symbol.asyncDispose]();
+    let error: unknown;
+    try {
+      log.record(read());
+    } catch (err) {
+      error = err;
+    }
+    expect(error).toBeInstanceOf(ProxyError);
+    expect((error as ProxyError).code).toBe(ErrorCodes.CLOSED);
+    expect(lines()).toHaveLength(1);
+  });
+
+  it('`await using` closes it', async () => {
+    {
+      await using log = open();
+      log.record(read());
+    }
+    write(1); // a second writer only after the first closed
+    expect(records().map((r) => r.seq)).toEqual([1, 2]);
+  });
+
+  it('is a no-op when audit is not configured', async () => {
+    const log = openAuditLog(undefined);
+    expect(log).toBe(noopAuditLog);
+    log.record(read());
+    await log.close();
+    await log[Symbol.asyncDispose]();
+    expect(existsSync(file)).toBe(false);
+  });
+});
