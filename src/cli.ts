@@ -12,12 +12,17 @@ import { createLogger, flushLogger, type Logger } from './logger.js';
 import { LineTransport } from './wire/line-transport.js';
 import { notificationCoalesceKey } from './protocol.js';
 import type { Proxy } from './proxy.js';
+import { HttpSchema, type FederateConfig, type HttpConfig } from './config/schema.js';
+import { isLoopback } from './serve/origin-host.js';
 import { prespawn } from './upstream/transports.js';
 import { VERSION } from './version.js';
 
 const USAGE = `Usage:
   mcp-federate [serve] [--config <file>] [--log-level <level>] [--log-file <file>]
       Serve the federated MCP endpoint over stdio (stdout carries JSON-RPC only).
+  mcp-federate [serve] --http [--host <host>] [--port <port>] [--allow-unauthenticated] [--config <file>] ...
+      Serve it over Streamable HTTP instead (also when the config has an "http" block); the bound
+      URL is logged ("listening"). A non-loopback host needs an "auth" block.
   mcp-federate ls [--json] [--config <file>] [--log-level <level>]
       Connect every upstream, print the merged catalog, exit: 0 when every enabled upstream
       is ready, 1 when one is not (its reason on stderr).
@@ -30,6 +35,10 @@ const USAGE = `Usage:
 Options:
   --config <file>     configuration file (default: search mcp-federate.config.*, .mcp-federaterc*, package.json)
   --json              ls: print the catalog as one JSON object
+  --http              serve over Streamable HTTP (default host 127.0.0.1, port 7330, path /mcp)
+  --host <host>       HTTP: address to bind (overrides http.host)
+  --port <port>       HTTP: port to bind, 0 for a free one (overrides http.port)
+  --allow-unauthenticated  HTTP: allow a non-loopback bind without an "auth" block
   --log-level <level> fatal|error|warn|info|debug|trace|silent (default: info; ls: warn)
   --log-file <file>   write JSON logs to this file instead of stderr
   --help, --version
@@ -63,6 +72,10 @@ async function main(argv: string[]): Promise<number> {
         'log-level': { type: 'string' },
         'log-file': { type: 'string' },
         json: { type: 'boolean' },
+        http: { type: 'boolean' },
+        host: { type: 'string' },
+        port: { type: 'string' },
+        'allow-unauthenticated': { type: 'boolean' },
         help: { type: 'boolean', short: 'h' },
         version: { type: 'boolean', short: 'v' },
       },
@@ -81,11 +94,27 @@ async function main(argv: string[]): Promise<number> {
   if (!LEVELS.has(level)) throw new UsageError(`--log-level: expected one of ${[...LEVELS].join(', ')}, got "${level}"`);
   if (values.json && command !== 'ls') throw new UsageError(`--json: only with ls\n\n${USAGE}`);
 
+  const httpFlags = values.http || values.host !== undefined || values.port !== undefined || values['allow-unauthenticated'];
+  if (httpFlags && command !== 'serve') throw new UsageError(`--http, --host, --port, --allow-unauthenticated: only with serve\n\n${USAGE}`);
+  const port = values.port === undefined ? undefined : Number(values.port);
+  if (port !== undefined && (!Number.isInteger(port) || port < 0 || port > 65535)) throw new UsageError(`--port: expected 0-65535, got "${values.port}"`);
+
   const { config, filepath, ignoredKeys } = await loadConfig(values.config === undefined ? {} : { file: values.config });
+  const http =
+    command === 'serve' && (httpFlags || config.http)
+      ? { ...HttpSchema.parse(config.http ?? {}), ...(values.host === undefined ? {} : { host: values.host }), ...(port === undefined ? {} : { port }) }
+      : undefined;
+  if (http && !config.auth && !isLoopback(http.host) && !values['allow-unauthenticated']) {
+    throw new UsageError(
+      `refusing to serve ${http.host} without authentication: add an "auth" block to ${filepath ?? 'the configuration'} ` +
+        '(see `mcp-federate token new`), bind a loopback address, or pass --allow-unauthenticated',
+    );
+  }
   const logger = createLogger({ level, ...(values['log-file'] ? { file: values['log-file'] } : {}) });
   if (ignoredKeys.length > 0) logger.warn({ keys: ignoredKeys }, 'ignoring configuration keys mcp-federate does not use');
-  // Signals are trapped before any child exists, so none can be orphaned by an early SIGTERM.
-  const stopRequested = command === 'serve' ? trapStop() : new Promise<string>(() => undefined);
+  // Signals are trapped before any child exists, so none can be orphaned by an early SIGTERM. Over
+  // HTTP stdin is not watched: service managers start the process with stdin closed.
+  const stopRequested = command === 'serve' ? trapStop(!http) : new Promise<string>(() => undefined);
   // Children first, then the heavy modules (SDK, zod schemas, ajv) load while the children boot.
   const early = prespawn(config, logger);
   const { createProxy } = await import('./proxy.js');
@@ -106,6 +135,7 @@ async function main(argv: string[]): Promise<number> {
   logger.info({ config: filepath, upstreams: [...proxy.pool.ids] }, 'starting');
   // A promise nobody awaited that rejects is a bug of ours, not a reason to drop every session.
   process.on('unhandledRejection', (reason) => logger.error({ err: String(reason) }, 'unhandled rejection'));
+  if (http) return serveHttp(proxy, http, config, logger, stopRequested, () => early.close());
   const transport = new LineTransport(process.stdin, process.stdout, {
     maxMessageBytes: config.wire.maxMessageBytes,
     maxDepth: config.wire.maxDepth,
@@ -119,13 +149,39 @@ async function main(argv: string[]): Promise<number> {
   return serve(proxy, transport, logger, stopRequested, sessionLost, () => early.close());
 }
 
-/** Resolves with the reason on SIGINT, SIGTERM or the client closing stdin. */
-function trapStop(): Promise<string> {
+/** Resolves with the reason on SIGINT, SIGTERM or (stdio only) the client closing stdin. */
+function trapStop(watchStdin: boolean): Promise<string> {
   return new Promise((resolve) => {
     process.once('SIGINT', () => resolve('SIGINT'));
     process.once('SIGTERM', () => resolve('SIGTERM'));
-    process.stdin.once('end', () => resolve('stdin closed'));
+    if (watchStdin) process.stdin.once('end', () => resolve('stdin closed'));
   });
+}
+
+/**
+ * Serves Streamable HTTP until SIGINT or SIGTERM: then stops accepting, ends sessions and listens
+ * (their upstream subscriptions released), closes upstreams, and exits 0.
+ */
+async function serveHttp(
+  proxy: Proxy,
+  http: HttpConfig,
+  config: FederateConfig,
+  logger: Logger,
+  stopRequested: Promise<string>,
+  closeEarly: () => Promise<void>,
+): Promise<number> {
+  const { createHttpEndpoint } = await import('./serve/http/endpoint.js');
+  if (!config.auth) logger.warn({ host: http.host }, 'no "auth" block: every HTTP request is the principal "anonymous" (loopback only)');
+  const endpoint = createHttpEndpoint({ proxy, config: http, auth: config.auth, logger, maxQueuedBytes: config.wire.maxQueuedBytes });
+  const url = await endpoint.listen();
+  logger.info({ url: url.href }, 'listening');
+  void proxy.start().then(() => logger.info('upstreams started'));
+  const why = await stopRequested;
+  logger.info({ why }, 'shutting down');
+  await endpoint.close();
+  await Promise.all([proxy.close(), closeEarly()]);
+  await flushLogger(logger);
+  return 0;
 }
 
 /**

@@ -5,28 +5,15 @@ import type { AddressInfo } from 'node:net';
 import { NodeStreamableHTTPServerTransport, toNodeHandler } from '@modelcontextprotocol/node';
 import { createMcpHandler, type AuthInfo } from '@modelcontextprotocol/server';
 import type { Caller } from '../../access/caller.js';
-import type { HttpConfig } from '../../config/schema.js';
+import type { AuthConfig, HttpConfig } from '../../config/schema.js';
+import { createAuthenticator, wwwAuthenticate, type AuthResult, type Authenticator } from '../auth/authenticator.js';
+import { protectedResourceMetadata, protectedResourceMetadataPaths } from '../auth/protected-resource.js';
+import { createOriginHostCheck, type OriginHostCheck } from '../origin-host.js';
 import type { Logger } from '../../logger.js';
 import type { DownstreamSession, Proxy } from '../../proxy.js';
 import { readBody } from './body.js';
 import { serveListen, type OpenListen } from './listen-stream.js';
 import { isModernRequest } from './request-era.js';
-
-/** The outcome of authenticating one request. */
-export type AuthOutcome = { ok: true; principal: string; roles: readonly string[] } | { ok: false; reason: 'missing' | 'invalid' };
-
-/** How requests are authenticated and how a refusal is worded. */
-export interface HttpAuthentication {
-  /** Authenticates the `Authorization` header (undefined: none was sent). */
-  authenticate(authorization: string | undefined): Promise<AuthOutcome>;
-  /** The `WWW-Authenticate` value of a 401, given the metadata URL and why. */
-  challenge(resourceMetadataUrl: string, reason: 'missing' | 'invalid'): string;
-  /** The Protected Resource Metadata document (RFC 9728) for `resource`. */
-  metadata(resource: string): Record<string, unknown>;
-}
-
-/** Decides an HTTP request's `Origin` and `Host` headers. */
-export type RequestGuard = (req: IncomingMessage, bound: { host: string; port: number }) => { ok: true } | { ok: false; why: string };
 
 /** A clock for idle expiry. */
 export interface HttpClock {
@@ -39,9 +26,9 @@ export interface HttpEndpointOptions {
   config: HttpConfig;
   logger: Logger;
   /** Absent: every request is the principal `anonymous` (allowed on loopback only; the CLI checks). */
-  auth?: HttpAuthentication;
-  /** Origin and Host validation. */
-  guard: RequestGuard;
+  auth?: AuthConfig | undefined;
+  /** Injected into the JWT verifier (tests): the clock its `exp`/`nbf` checks use. */
+  now?: () => Date;
   /** Bound on unsent output per listen stream. */
   maxQueuedBytes: number;
   /** Clock for idle expiry. Default: `Date`. */
@@ -56,6 +43,8 @@ export interface HttpEndpoint extends AsyncDisposable {
   listen(): Promise<URL>;
   /** Live 2025-11-25 sessions. */
   readonly sessions: number;
+  /** Requests and GET streams of those sessions in progress (a session with one open is not idle). */
+  readonly openStreams: number;
   /** Expires sessions idle for `sessionIdleMs` (on the clock); returns how many. */
   sweep(): number;
   /** Stops accepting, ends listens and sessions (their subscriptions are released). Idempotent. */
@@ -97,7 +86,9 @@ const KEEP_ALIVE_MS = 15_000;
  * body is bounded (`maxBodyBytes`, 413). Every session and request share the one proxy core.
  */
 export function createHttpEndpoint(options: HttpEndpointOptions): HttpEndpoint {
-  const { proxy, config, logger, guard } = options;
+  const { proxy, config, logger } = options;
+  const authenticator: Authenticator | undefined = options.auth && createAuthenticator(options.auth, { logger, ...(options.now ? { now: options.now } : {}) });
+  let guard: OriginHostCheck | undefined; // made once the port is known
   const clock = options.clock ?? Date;
   const sessions = new Map<string, LegacySession>();
   const listens = new Set<OpenListen>();
@@ -132,7 +123,7 @@ export function createHttpEndpoint(options: HttpEndpointOptions): HttpEndpoint {
     else socket.destroy();
   });
 
-  const metadataPaths = new Set(['/.well-known/oauth-protected-resource', `/.well-known/oauth-protected-resource${config.path}`]);
+  const metadataPaths = new Set(protectedResourceMetadataPaths(config.path));
 
   async function handle(req: IncomingMessage, res: ServerResponse): Promise<void> {
     const url = new URL(req.url ?? '/', 'http://localhost');
@@ -140,20 +131,20 @@ export function createHttpEndpoint(options: HttpEndpointOptions): HttpEndpoint {
     if (req.method === 'GET' && url.pathname === '/readyz') return readyz(res);
     if (req.method === 'GET' && metadataPaths.has(url.pathname)) {
       if (!options.auth) return json(res, 404, { error: 'not_found' });
-      return json(res, 200, options.auth.metadata(`${base}${config.path}`));
+      return json(res, 200, protectedResourceMetadata(`${base}${config.path}`, options.auth));
     }
     if (url.pathname !== config.path) return json(res, 404, { error: 'not_found' });
 
-    const checked = guard(req, bound());
+    const checked = guard ? guard(req.headersDistinct) : ({ ok: false, reason: 'host', message: 'not listening' } as const);
     if (!checked.ok) {
-      logger.info({ why: checked.why, origin: req.headers.origin, host: req.headers.host }, 'http: request refused');
-      return json(res, 403, rpcError(-32600, `Forbidden: ${checked.why}`));
+      logger.info({ why: checked.reason, origin: req.headers.origin, host: req.headers.host }, 'http: request refused');
+      return json(res, 403, rpcError(-32600, `Forbidden: ${checked.message}`));
     }
     const who = await authenticate(req);
     if (!who.ok) {
       const metadataUrl = `${base}/.well-known/oauth-protected-resource${config.path}`;
       return json(res, 401, rpcError(-32001, who.reason === 'missing' ? 'Unauthorized' : 'Invalid token'), {
-        'www-authenticate': options.auth ? options.auth.challenge(metadataUrl, who.reason) : 'Bearer',
+        'www-authenticate': wwwAuthenticate(metadataUrl, who.reason),
       });
     }
 
@@ -175,14 +166,12 @@ export function createHttpEndpoint(options: HttpEndpointOptions): HttpEndpoint {
     return serveLegacy(req, res, body, who);
   }
 
-  async function authenticate(req: IncomingMessage): Promise<AuthOutcome> {
-    if (!options.auth) return { ok: true, principal: 'anonymous', roles: [] };
-    const values = req.headersDistinct.authorization;
-    if (values && values.length > 1) return { ok: false, reason: 'invalid' };
-    return options.auth.authenticate(values?.[0]);
+  async function authenticate(req: IncomingMessage): Promise<AuthResult> {
+    if (!authenticator) return { ok: true, principal: 'anonymous', roles: [] };
+    return authenticator.authenticate(req.headersDistinct.authorization); // duplicates are refused there
   }
 
-  async function serveModern(req: IncomingMessage, res: ServerResponse, body: unknown, who: Extract<AuthOutcome, { ok: true }>) {
+  async function serveModern(req: IncomingMessage, res: ServerResponse, body: unknown, who: Extract<AuthResult, { ok: true }>) {
     const caller: Caller = { principal: who.principal, roles: who.roles, session: `r${++requests}`, transport: 'http' };
     const message = body as { id?: string | number; method?: string; params?: { notifications?: unknown } };
     if (message.method === 'subscriptions/listen' && (typeof message.id === 'string' || typeof message.id === 'number')) {
@@ -203,7 +192,7 @@ export function createHttpEndpoint(options: HttpEndpointOptions): HttpEndpoint {
     await modernNode(req, res, body);
   }
 
-  async function serveLegacy(req: IncomingMessage, res: ServerResponse, body: unknown, who: Extract<AuthOutcome, { ok: true }>) {
+  async function serveLegacy(req: IncomingMessage, res: ServerResponse, body: unknown, who: Extract<AuthResult, { ok: true }>) {
     const id = header(req, 'mcp-session-id');
     if (id !== undefined) {
       const session = sessions.get(id);
@@ -281,6 +270,7 @@ export function createHttpEndpoint(options: HttpEndpointOptions): HttpEndpoint {
         });
       });
       const { port } = bound();
+      guard = createOriginHostCheck({ host: config.host, port, allowedOrigins: config.allowedOrigins, allowedHosts: config.allowedHosts });
       const host = config.host.includes(':') ? `[${config.host}]` : config.host;
       base = `http://${host}:${port}`;
       if (sweepEvery > 0) {
@@ -291,6 +281,11 @@ export function createHttpEndpoint(options: HttpEndpointOptions): HttpEndpoint {
     },
     get sessions() {
       return sessions.size;
+    },
+    get openStreams() {
+      let n = 0;
+      for (const s of sessions.values()) n += s.busy;
+      return n;
     },
     sweep() {
       const now = clock.now();

@@ -1,0 +1,278 @@
+// The Streamable HTTP endpoint through the built CLI: both eras, several principals, one upstream pool, auth, Origin/Host, limits, shutdown.
+import { request as httpRequest } from 'node:http';
+import { createInterface } from 'node:readline';
+import { execa, type ResultPromise } from 'execa';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { Client } from '@modelcontextprotocol/sdk/client/index.js';
+import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
+import { ResourceUpdatedNotificationSchema } from '@modelcontextprotocol/sdk/types.js';
+import { Client as ModernClient, StreamableHTTPClientTransport as ModernHttpTransport } from '@modelcontextprotocol/client';
+import { CLI, RemoteFixture, TempDir, assertBuilt, runCli, upstreams, within } from './helpers.js';
+
+const TOKENS = { alice: 'alice-token-0123456789abcdef', bob: 'bob-token-0123456789abcdef', carol: 'carol-token-0123456789abcdef' };
+const PASS = { '~standard': { version: 1, vendor: 'test', validate: (value: unknown) => ({ value }) } };
+
+/** The built CLI serving HTTP on 127.0.0.1 with an OS-assigned port; its log is parsed for `listening`. */
+class HttpGateway implements AsyncDisposable {
+  readonly dir = new TempDir();
+  private process!: ResultPromise<{ reject: false; stdin: 'ignore'; all: true }>;
+  url!: URL;
+  log = '';
+  /** Resolves when every upstream has made its first connection attempt (`upstreams started`). */
+  started!: Promise<void>;
+  static async start(config: Record<string, unknown>, args: string[] = []): Promise<HttpGateway> {
+    assertBuilt();
+    const g = new HttpGateway();
+    const file = g.dir.writeConfig(config);
+    g.process = execa(process.execPath, [CLI, 'serve', '--http', '--port', '0', '--config', file, '--log-level', 'debug', ...args], {
+      reject: false,
+      stdin: 'ignore',
+      all: true,
+    });
+    const lines = createInterface({ input: g.process.stderr! });
+    g.started = new Promise((resolve) => lines.on('line', (line) => line.includes('"msg":"upstreams started"') && resolve()));
+    g.url = await within(
+      new Promise<URL>((resolve, reject) => {
+        lines.on('line', (line) => {
+          g.log += `${line}\n`;
+          const record = JSON.parse(line) as { msg?: string; url?: string };
+          if (record.msg === 'listening' && record.url) resolve(new URL(record.url));
+        });
+        void g.process.then((r) => reject(new Error(`gateway exited ${r.exitCode}: ${g.log}`)));
+      }),
+      'the gateway to listen',
+    );
+    return g;
+  }
+  origin(): string {
+    return this.url.origin;
+  }
+  legacyClient(token: string): Promise<{ client: Client; transport: StreamableHTTPClientTransport }> {
+    const transport = new StreamableHTTPClientTransport(this.url, { requestInit: { headers: { authorization: `Bearer ${token}` } } });
+    const client = new Client({ name: 'legacy-http', version: '1.0.0' });
+    return client.connect(transport).then(() => ({ client, transport }));
+  }
+  async modernClient(token: string): Promise<ModernClient> {
+    const client = new ModernClient({ name: 'modern-http', version: '1.0.0' }, { versionNegotiation: { mode: 'auto' } });
+    await client.connect(new ModernHttpTransport(this.url, { requestInit: { headers: { authorization: `Bearer ${token}` } } }));
+    return client;
+  }
+  post(body: unknown, headers: Record<string, string> = {}): Promise<Response> {
+    return fetch(this.url, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json', accept: 'application/json, text/event-stream', ...headers },
+      body: typeof body === 'string' ? body : JSON.stringify(body),
+    });
+  }
+  /** SIGTERM; resolves with the exit code. */
+  async stop(): Promise<number | undefined> {
+    this.process.kill('SIGTERM');
+    return (await this.process).exitCode;
+  }
+  async [Symbol.asyncDispose](): Promise<void> {
+    if (this.process.exitCode === null) await this.stop();
+    this.dir[Symbol.dispose]();
+  }
+}
+
+const initialize = { jsonrpc: '2.0', id: 1, method: 'initialize', params: { protocolVersion: '2025-11-25', capabilities: {}, clientInfo: { name: 'raw', version: '1' } } };
+
+describe('Streamable HTTP endpoint', () => {
+  let g: HttpGateway;
+  let web: RemoteFixture;
+  beforeAll(async () => {
+    web = await RemoteFixture.start('http', '--resources', '3');
+    g = await HttpGateway.start({
+      servers: {
+        fx: upstreams.fixture('--resources', '3', '--subscribe'),
+        web: { url: web.url, headers: { 'X-Upstream-Key': 'configured' } },
+      },
+      auth: {
+        tokens: [
+          { principal: 'alice', roles: ['eng'], token: TOKENS.alice },
+          { principal: 'bob', token: TOKENS.bob },
+          { principal: 'carol', token: TOKENS.carol },
+        ],
+      },
+      subscriptions: { coalesceMs: 0 },
+      http: { maxBodyBytes: 65536 },
+    });
+    await within(g.started, 'the upstreams to start');
+  });
+  afterAll(async () => {
+    await g?.[Symbol.asyncDispose]();
+    await web?.[Symbol.asyncDispose]();
+  });
+
+  it('refuses missing and invalid credentials with 401 and the resource metadata URL', async () => {
+    const missing = await g.post(initialize);
+    expect(missing.status).toBe(401);
+    const metadataUrl = `${g.origin()}/.well-known/oauth-protected-resource/mcp`;
+    expect(missing.headers.get('www-authenticate')).toBe(`Bearer resource_metadata="${metadataUrl}"`);
+    const invalid = await g.post(initialize, { authorization: 'Bearer not-a-token-of-ours' });
+    expect(invalid.status).toBe(401);
+    expect(invalid.headers.get('www-authenticate')).toBe(`Bearer resource_metadata="${metadataUrl}", error="invalid_token"`);
+    for (const path of ['/.well-known/oauth-protected-resource', '/.well-known/oauth-protected-resource/mcp']) {
+      expect(await (await fetch(`${g.origin()}${path}`)).json()).toEqual({ resource: g.url.href, bearer_methods_supported: ['header'] });
+    }
+    expect(g.log).not.toContain(TOKENS.alice);
+  });
+
+  it('healthz and readyz answer without credentials and name no resource', async () => {
+    expect((await fetch(`${g.origin()}/healthz`)).status).toBe(200);
+    const ready = await fetch(`${g.origin()}/readyz`);
+    expect(ready.status).toBe(200);
+    const body = await ready.text();
+    const parsed = JSON.parse(body) as { ready: boolean; upstreams: { server: string; status: string }[] };
+    expect(parsed.ready).toBe(true);
+    expect(parsed.upstreams.map((u) => u.server)).toEqual(['fx', 'web']);
+    expect(parsed.upstreams[0]!.status).toBe('ready');
+    expect(body).not.toContain('fixture://');
+  });
+
+  it('three principals, both eras, share one upstream process: same catalog, reads, one pool', async () => {
+    const alice = await g.legacyClient(TOKENS.alice);
+    const bob = await g.legacyClient(TOKENS.bob);
+    const carol = await g.modernClient(TOKENS.carol);
+    try {
+      expect(carol.getNegotiatedProtocolVersion()).toBe('2026-07-28');
+      const a = (await alice.client.listResources()).resources.map((r) => r.uri);
+      const b = (await bob.client.listResources()).resources.map((r) => r.uri);
+      const c = ((await carol.request({ method: 'resources/list', params: {} } as never, PASS as never)) as { resources: { uri: string }[] }).resources.map(
+        (r) => r.uri,
+      );
+      expect(a).toEqual(b);
+      expect(c).toEqual(a);
+      expect(a).toEqual(expect.arrayContaining(['fx+fixture://res/0', 'web+fixture://res/2']));
+      const pids = await Promise.all(
+        [alice.client, bob.client].map(async (cl) => JSON.parse((await cl.readResource({ uri: 'fx+fixture://stats?n=1' })).contents[0]!.text as string).pid),
+      );
+      expect(new Set(pids).size).toBe(1); // one upstream process for every session
+      expect(alice.transport.sessionId).not.toBe(bob.transport.sessionId);
+      expect(alice.transport.sessionId).toMatch(/^[A-Za-z0-9_-]{22}$/); // 128 random bits
+    } finally {
+      await Promise.all([alice.client.close(), bob.client.close(), carol.close()]);
+    }
+  });
+
+  it('an update reaches exactly the subscribed session, over its GET stream', async () => {
+    const alice = await g.legacyClient(TOKENS.alice);
+    const bob = await g.legacyClient(TOKENS.bob);
+    try {
+      const got: Record<string, string[]> = { alice: [], bob: [] };
+      const aliceGot = new Promise<void>((resolve) =>
+        alice.client.setNotificationHandler(ResourceUpdatedNotificationSchema, (n) => {
+          got.alice!.push(n.params.uri);
+          resolve();
+        }),
+      );
+      bob.client.setNotificationHandler(ResourceUpdatedNotificationSchema, (n) => void got.bob!.push(n.params.uri));
+      await alice.client.subscribeResource({ uri: 'fx+fixture://ticker' });
+      await bob.client.subscribeResource({ uri: 'fx+fixture://res/1' });
+      await bob.client.readResource({ uri: 'fx+fixture://control/tick?n=1' });
+      await within(aliceGot, 'alice’s update');
+      // Bob's own subscription is answered through the same path: once it fires, his stream is live,
+      // and the ticker update never reached him.
+      expect(got.alice).toEqual(['fx+fixture://ticker']);
+      expect(got.bob).toEqual([]);
+    } finally {
+      await Promise.all([alice.client.close(), bob.client.close()]);
+    }
+  });
+
+  it('a session id used with another principal’s credentials gets exactly the 404 of an unknown id; DELETE ends a session', async () => {
+    const alice = await g.legacyClient(TOKENS.alice);
+    const sid = alice.transport.sessionId!;
+    const list = { jsonrpc: '2.0', id: 2, method: 'resources/list', params: {} };
+    const asBob = await g.post(list, { authorization: `Bearer ${TOKENS.bob}`, 'mcp-session-id': sid, 'mcp-protocol-version': '2025-11-25' });
+    const unknown = await g.post(list, { authorization: `Bearer ${TOKENS.bob}`, 'mcp-session-id': 'AAAAAAAAAAAAAAAAAAAAAA', 'mcp-protocol-version': '2025-11-25' });
+    expect([asBob.status, await asBob.text()]).toEqual([unknown.status, await unknown.text()]);
+    expect(asBob.status).toBe(404);
+    // Alice's session is untouched, then ended by DELETE: the same id is then unknown to her too.
+    expect((await alice.client.listResources()).resources.length).toBeGreaterThan(0);
+    await alice.transport.terminateSession();
+    const after = await g.post(list, { authorization: `Bearer ${TOKENS.alice}`, 'mcp-session-id': sid, 'mcp-protocol-version': '2025-11-25' });
+    expect(after.status).toBe(404);
+    await alice.client.close();
+  });
+
+  it('a 2026 listen over HTTP gets updates of the URIs it was acknowledged for', async () => {
+    const carol = await g.modernClient(TOKENS.carol);
+    try {
+      const arrived = new Promise<string>((resolve) => carol.setNotificationHandler('notifications/resources/updated', (n) => resolve(n.params.uri)));
+      const sub = await carol.listen({ resourceSubscriptions: ['fx+fixture://ticker', 'nobody+x://y'] });
+      expect(sub.honoredFilter.resourceSubscriptions).toEqual(['fx+fixture://ticker']);
+      await carol.request({ method: 'resources/read', params: { uri: 'fx+fixture://control/tick?n=2' } } as never, PASS as never);
+      expect(await within(arrived, 'the listen’s update')).toBe('fx+fixture://ticker');
+      await sub.close();
+    } finally {
+      await carol.close();
+    }
+  });
+
+  it('no client credential reaches an upstream: only its configured headers', async () => {
+    const alice = await g.legacyClient(TOKENS.alice);
+    try {
+      const stats = JSON.parse((await alice.client.readResource({ uri: 'web+fixture://stats?n=9' })).contents[0]!.text as string) as {
+        lastHeaders: Record<string, string>;
+      };
+      expect(stats.lastHeaders['x-upstream-key']).toBe('configured');
+      expect(JSON.stringify(stats.lastHeaders)).not.toContain(TOKENS.alice);
+      expect(stats.lastHeaders.authorization).toBeUndefined();
+    } finally {
+      await alice.client.close();
+    }
+  });
+
+  it.each([
+    ['a foreign Origin', { origin: 'https://evil.example' }],
+    ['Origin: null', { origin: 'null' }],
+    ['a rebinding Host', { host: 'evil.example:7330' }],
+    ['a Host with another port', { host: 'localhost:1' }],
+  ])('refuses %s with 403', async (_what, headers) => {
+    // node:http, not fetch: fetch will not send a Host of our choosing.
+    const status = await new Promise<number>((resolve, reject) => {
+      const body = JSON.stringify(initialize);
+      const req = httpRequest(g.url, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json', accept: 'application/json, text/event-stream', authorization: `Bearer ${TOKENS.alice}`, ...headers },
+      });
+      req.on('response', (res) => {
+        res.resume();
+        resolve(res.statusCode ?? 0);
+      });
+      req.on('error', reject);
+      req.end(body);
+    });
+    expect(status).toBe(403);
+  });
+
+  it('accepts its own origin, and refuses a body over http.maxBodyBytes with 413 while other sessions go on', async () => {
+    const own = await g.post(initialize, { authorization: `Bearer ${TOKENS.alice}`, origin: g.origin() });
+    expect(own.status).toBe(200);
+    const alice = await g.legacyClient(TOKENS.alice);
+    const big = await g.post({ ...initialize, params: { ...initialize.params, pad: 'x'.repeat(70_000) } }, { authorization: `Bearer ${TOKENS.alice}` });
+    expect(big.status).toBe(413);
+    expect((await alice.client.listResources()).resources.length).toBeGreaterThan(0);
+    await alice.client.close();
+  });
+});
+
+describe('HTTP startup and shutdown', () => {
+  it('refuses a non-loopback bind without auth (exit 2), unless --allow-unauthenticated', async () => {
+    await using dir = new TempDir();
+    const config = dir.writeConfig({ servers: { fx: upstreams.fixture('--resources', '1') } });
+    const r = await runCli(['serve', '--http', '--host', '0.0.0.0', '--port', '0', '--config', config]);
+    expect(r.exitCode).toBe(2);
+    expect(String(r.stderr)).toMatch(/refusing to serve 0\.0\.0\.0 without authentication/);
+  });
+
+  it('SIGTERM: stops, closes sessions and upstreams, exits 0', async () => {
+    const g = await HttpGateway.start({ servers: { fx: upstreams.fixture('--resources', '1', '--subscribe') } });
+    const anon = await g.legacyClient('unused');
+    await anon.client.subscribeResource({ uri: 'fx+fixture://res/0' });
+    expect(await g.stop()).toBe(0);
+    expect(g.log).toMatch(/"msg":"shutting down"/);
+    await g[Symbol.asyncDispose]();
+  });
+});
