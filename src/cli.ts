@@ -1,5 +1,5 @@
 #!/usr/bin/env -S node --max-semi-space-size=4 --heap-growing-percent=100
-// Command line: `mcp-federate [serve]` serves the facade over stdio; `mcp-federate ls` prints the catalog.
+// Command line: `mcp-federate [serve]` serves the facade over stdio; `ls` prints the catalog; `policy check` decides one request.
 // The shebang tunes V8 for a long-running relay: a 4 MB young generation (Node's default is 16 MB)
 // lowered both peak RSS and CPU per relayed message; heap growth of 100% instead of V8's adaptive
 // default collects the old generation sooner. On SDK v2, alternating runs under load: peak RSS after
@@ -21,6 +21,9 @@ const USAGE = `Usage:
   mcp-federate ls [--json] [--config <file>] [--log-level <level>]
       Connect every upstream, print the merged catalog, exit: 0 when every enabled upstream
       is ready, 1 when one is not (its reason on stderr).
+  mcp-federate policy check [--config <file>] --principal <name> [--role <role>]... --action <action> <namespaced-uri>
+      Decide one request against the configured policy, print "allow <rule>" or "deny <rule>",
+      exit 0 when allowed, 1 when denied (see mcp-federate policy --help).
 Options:
   --config <file>     configuration file (default: search mcp-federate.config.*, .mcp-federaterc*, package.json)
   --json              ls: print the catalog as one JSON object
@@ -35,6 +38,10 @@ const LEVELS = new Set(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'sil
 class UsageError extends Error {}
 
 async function main(argv: string[]): Promise<number> {
+  if (argv[0] === 'policy') {
+    const { runPolicyCommand } = await import('./commands/policy-check.js');
+    return runPolicyCommand(argv.slice(1), { stdout: (t) => process.stdout.write(t), stderr: (t) => process.stderr.write(t) });
+  }
   let parsed;
   try {
     parsed = parseArgs({
