@@ -19,7 +19,10 @@ export function resourcePatternProblem(pattern: string): string | undefined {
   const problem = globProblem(pattern);
   if (problem !== undefined) return problem;
   // Wildcards stand in as `x`; a namespaced pattern (`docs+file:...`) reads as the scheme `docs+file`.
-  return canonicalFormProblem(compileGlob(pattern).example('x'));
+  const example = compileGlob(pattern).example('x');
+  // A pattern that starts with a wildcard may cover the scheme too (`**`, `*/x`): check it under one.
+  const startsWild = /^(?:\*|\?)/.test(pattern) && !/^[A-Za-z][A-Za-z0-9+.-]*:/.test(example);
+  return canonicalFormProblem(startsWild ? `x:${example}` : example);
 }
 
 /**

@@ -87,6 +87,12 @@ describe('decide: rules', () => {
     expect(policy.decide(caller, action, server, uri)).toEqual({ allow, rule });
   });
 
+  it('a bare ** covers every URI', () => {
+    const p = policyOf({ rules: [{ id: 'md', effect: 'deny', resources: ['**.md'] }, { id: 'all', effect: 'allow', resources: ['**'] }] });
+    expect(p.decide(carol, 'read', 'mem', 'memo:x')).toEqual({ allow: true, rule: 'all' });
+    expect(p.decide(carol, 'read', 'docs', 'file:///a/b.md')).toEqual({ allow: false, rule: 'md' });
+  });
+
   it('the first matching allow rule is the one named', () => {
     const p = policyOf({ rules: [{ id: 'first', effect: 'allow', roles: ['eng'] }, { id: 'second', effect: 'allow' }] });
     expect(p.decide(alice, 'read', 'docs', 'file:///a')).toEqual({ allow: true, rule: 'first' });
@@ -268,6 +274,11 @@ describe('resource patterns', () => {
     ['docs+file:///handbook/**', undefined],
     ['memo:**', undefined],
     ['*:**', undefined],
+    ['**', undefined],
+    ['**.md', undefined],
+    ['?*:/**', undefined],
+    ['**/../x', 'a dot segment'],
+    ['**/%7E', 'write percent-escaped characters'],
     ['https://*.example.com/**', undefined],
     ['FILE:///**', 'write the scheme in lower case'],
     ['https://*.Example.com/**', 'write the host in lower case'],
