@@ -1,7 +1,7 @@
 // The access policy, compiled once from config: one pure decision for every list, read, subscribe and completion.
 import type { Caller } from './caller.js';
 import { normalizeUri, normalizeUriPrefix } from './normalize-uri.js';
-import { compileResourcePattern, type ResourcePattern } from './resource-pattern.js';
+import { compileResourcePattern, withoutQuery, type ResourcePattern } from './resource-pattern.js';
 import { POLICY_OUTCOMES, type PolicyAction, type PolicyConfig, type PolicyRuleConfig } from '../config/schema.js';
 
 export { POLICY_ACTIONS, POLICY_OUTCOMES, type PolicyAction } from '../config/schema.js';
@@ -39,9 +39,11 @@ export interface Policy {
    * (up to its first `{`, in canonical form). An allow rule counts when one of its globs matches
    * some string starting with P; a deny rule blocks when one of its globs matches every string
    * starting with P, as far as `Glob.matchesEveryWithPrefix` can tell (it may miss some, never
-   * over-block). With no rule either way, the `default` applies. This approximates what a listing
-   * shows; every read of an expanded URI is still decided by {@link Policy.decide}. A template
-   * with no `{` is decided as the URI it is.
+   * over-block). A pattern that ignores queries (see `ResourcePattern.wholeUri`) is asked about
+   * P's path, and exactly once P has reached its query (every expansion then has that path). With
+   * no rule either way, the `default` applies. This approximates what a listing shows; every read
+   * of an expanded URI is still decided by {@link Policy.decide}. A template with no `{` is decided
+   * as the URI it is.
    */
   decideTemplate(caller: PolicySubject, action: PolicyAction, server: string, uriTemplate: string): PolicyDecision;
 }
@@ -104,7 +106,8 @@ export function compilePolicy(config: PolicyConfig | undefined, serverIds: Reado
     try {
       const canonical = normalizeUri(uri);
       if (!canonical.ok) return DENY_INVALID_URI;
-      const matches = (p: ResourcePattern) => p.glob.matches(canonical.uri);
+      const path = withoutQuery(canonical.uri);
+      const matches = (p: ResourcePattern) => p.glob.matches(p.wholeUri ? canonical.uri : path);
       return evaluate(caller, action, server, matches, matches);
     } catch {
       return DENY_ERROR;
@@ -120,13 +123,14 @@ export function compilePolicy(config: PolicyConfig | undefined, serverIds: Reado
         if (brace < 0) return decide(caller, action, server, uriTemplate);
         const prefix = normalizeUriPrefix(uriTemplate.slice(0, brace));
         if (!prefix.ok) return DENY_INVALID_URI;
-        return evaluate(
-          caller,
-          action,
-          server,
-          (p) => p.glob.matchesEveryWithPrefix(prefix.uri),
-          (p) => p.glob.matchesSomeWithPrefix(prefix.uri),
-        );
+        const path = withoutQuery(prefix.uri);
+        // Once the prefix reaches its query or fragment, every expansion has this very path.
+        const pathIsFixed = path.length < prefix.uri.length;
+        const every = (p: ResourcePattern) =>
+          p.wholeUri ? p.glob.matchesEveryWithPrefix(prefix.uri) : pathIsFixed ? p.glob.matches(path) : p.glob.matchesEveryWithPrefix(path);
+        const some = (p: ResourcePattern) =>
+          p.wholeUri ? p.glob.matchesSomeWithPrefix(prefix.uri) : pathIsFixed ? p.glob.matches(path) : p.glob.matchesSomeWithPrefix(path);
+        return evaluate(caller, action, server, every, some);
       } catch {
         return DENY_ERROR;
       }

@@ -8,6 +8,18 @@ export interface ResourcePattern {
   readonly server: string | undefined;
   /** The glob over the upstream's own URI, in canonical form (see `normalizeUri`). */
   readonly glob: Glob;
+  /**
+   * True when the pattern has a literal `?` (written `\?`) or `#`: it is matched against the whole
+   * URI. Otherwise it is matched against the URI without its query and fragment (see
+   * {@link withoutQuery}), so `file:///secrets/*.md` also covers `file:///secrets/a.md?raw`.
+   */
+  readonly wholeUri: boolean;
+}
+
+/** A canonical URI (or prefix) up to its query or fragment; canonical paths never hold a raw `?` or `#`. */
+export function withoutQuery(uri: string): string {
+  const end = uri.search(/[?#]/);
+  return end < 0 ? uri : uri.slice(0, end);
 }
 
 /**
@@ -37,12 +49,14 @@ export function patternServer(pattern: string, serverIds: ReadonlySet<string>): 
 
 /**
  * Compiles a resource pattern. One that starts with `<server-id>+` (an id in `serverIds`) matches
- * only that server's URIs, on the rest of the pattern; any other matches every server's.
+ * only that server's URIs, on the rest of the pattern; any other matches every server's. One with
+ * no literal `?` or `#` ignores the URI's query and fragment (see {@link ResourcePattern.wholeUri}).
  * Throws `GlobSyntaxError` for an invalid glob (validate with {@link resourcePatternProblem} first).
  *
  * @example compileResourcePattern('docs+file:///**', new Set(['docs'])).server // 'docs'
  */
 export function compileResourcePattern(pattern: string, serverIds: ReadonlySet<string>): ResourcePattern {
   const server = patternServer(pattern, serverIds);
-  return { server, glob: compileGlob(server === undefined ? pattern : pattern.slice(server.length + 1)) };
+  const source = server === undefined ? pattern : pattern.slice(server.length + 1);
+  return { server, glob: compileGlob(source), wholeUri: /\\\?|#/.test(source) };
 }

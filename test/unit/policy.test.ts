@@ -208,6 +208,53 @@ describe('decide: normalisation attacks', () => {
   });
 });
 
+describe('decide: queries and fragments', () => {
+  const p = policyOf({
+    default: 'allow',
+    rules: [
+      { id: 'md-secrets', effect: 'deny', resources: ['file:///secrets/*.md'] },
+      { id: 'private-notes', effect: 'deny', resources: ['memo:**#private'] },
+      { id: 'handbook-md', effect: 'allow', principals: ['alice'], resources: ['file:///handbook/*.md'] },
+      { id: 'search', effect: 'allow', principals: ['alice'], resources: ['https://h.example/search\\?q=*'] },
+    ],
+  });
+  const strict = policyOf({
+    rules: [
+      { id: 'handbook-md', effect: 'allow', resources: ['file:///handbook/*.md'] },
+      { id: 'search', effect: 'allow', resources: ['https://h.example/search\\?q=*'] },
+    ],
+  });
+
+  it.each<Row>([
+    ['a query cannot dodge a suffix deny', carol, 'read', 'docs', 'file:///secrets/a.md?raw=1', false, 'md-secrets'],
+    ['a query with slashes cannot either', carol, 'read', 'docs', 'file:///secrets/a.md?x=/y/z', false, 'md-secrets'],
+    ['a fragment cannot dodge a suffix deny', carol, 'read', 'docs', 'file:///secrets/a.md#top', false, 'md-secrets'],
+    ['a pattern with # matches the fragment', carol, 'read', 'mem', 'memo:a/b#private', false, 'private-notes'],
+    ['... and only that fragment', carol, 'read', 'mem', 'memo:a/b#public', true, 'default'],
+  ])('%s', (_what, caller, action, server, uri, allow, rule) => {
+    expect(p.decide(caller, action, server, uri)).toEqual({ allow, rule });
+  });
+
+  it.each<[string, string, boolean]>([
+    ['a query does not stop an allow on the path', 'file:///handbook/a.md?x=/y', true],
+    ['the path must still match', 'file:///handbook/a.txt?x=.md', false],
+    ['a pattern with \\? matches the query', 'https://h.example/search?q=cats', true],
+    ['... which it then requires', 'https://h.example/search', false],
+    ['... with * within one segment', 'https://h.example/search?q=a/b', false],
+  ])('%s: %j → %s', (_what, uri, allow) => {
+    expect(strict.decide(alice, 'read', 'docs', uri).allow).toBe(allow);
+  });
+
+  it('templates with a query are decided on the path unless the pattern has one', () => {
+    expect(p.decideTemplate(carol, 'list', 'docs', 'file:///secrets/a.md?v={v}')).toEqual({ allow: false, rule: 'md-secrets' });
+    expect(p.decideTemplate(carol, 'list', 'docs', 'file:///secrets/a.txt?v={v}')).toEqual({ allow: true, rule: 'default' });
+    expect(strict.decideTemplate(alice, 'list', 'docs', 'file:///handbook/a.md#{part}')).toEqual({ allow: true, rule: 'handbook-md' });
+    expect(strict.decideTemplate(alice, 'list', 'docs', 'file:///handbook/a.txt?{q}')).toEqual({ allow: false, rule: 'default' });
+    expect(strict.decideTemplate(alice, 'list', 'docs', 'https://h.example/search?q={q}')).toEqual({ allow: true, rule: 'search' });
+    expect(strict.decideTemplate(alice, 'list', 'docs', 'https://h.example/find?q={q}')).toEqual({ allow: false, rule: 'default' });
+  });
+});
+
 describe('decideTemplate', () => {
   const p = policyOf({
     default: 'deny',
@@ -267,6 +314,16 @@ describe('resource patterns', () => {
     const compiled = compileResourcePattern(pattern, ids);
     expect(compiled.server).toBe(server);
     expect(compiled.glob.source).toBe(glob);
+  });
+
+  it.each([
+    ['file:///a/*.md', false],
+    ['file:///a?b', false],
+    ['https://h/s\\?q=*', true],
+    ['memo:**#private', true],
+    ['docs+memo:**#private', true],
+  ])('%j is matched against the whole URI: %s', (pattern, whole) => {
+    expect(compileResourcePattern(pattern, ids).wholeUri).toBe(whole);
   });
 
   it.each([
