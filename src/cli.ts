@@ -1,5 +1,5 @@
 #!/usr/bin/env -S node --max-semi-space-size=4 --heap-growing-percent=100
-// Command line: `mcp-federate [serve]` serves the facade over stdio; `ls` prints the catalog; `token new` makes a token.
+// Command line: `serve` (stdio or --http), `ls` prints the catalog, `token new`, `policy check`, `audit verify`.
 // The shebang tunes V8 for a long-running relay: a 4 MB young generation (Node's default is 16 MB)
 // lowered both peak RSS and CPU per relayed message; heap growth of 100% instead of V8's adaptive
 // default collects the old generation sooner. On SDK v2, alternating runs under load: peak RSS after
@@ -32,6 +32,9 @@ const USAGE = `Usage:
   mcp-federate audit verify <file>...
       Check the audit log's hash chain across the files, oldest first; exit 0 when it holds,
       1 at the first broken line (printed as file:line: reason), 2 when a file cannot be read.
+  mcp-federate policy check [--config <file>] --principal <name> [--role <role>]... --action <action> <namespaced-uri>
+      Decide one request against the configured policy, print "allow <rule>" or "deny <rule>",
+      exit 0 when allowed, 1 when denied (see mcp-federate policy --help).
 Options:
   --config <file>     configuration file (default: search mcp-federate.config.*, .mcp-federaterc*, package.json)
   --json              ls: print the catalog as one JSON object
@@ -61,6 +64,10 @@ async function main(argv: string[]): Promise<number> {
   if (argv[0] === 'audit') {
     const { auditCommand } = await import('./commands/audit-verify.js');
     return auditCommand(argv.slice(1), { out: (t) => process.stdout.write(t), err: (t) => process.stderr.write(t) });
+  }
+  if (argv[0] === 'policy') {
+    const { runPolicyCommand } = await import('./commands/policy-check.js');
+    return runPolicyCommand(argv.slice(1), { stdout: (t) => process.stdout.write(t), stderr: (t) => process.stderr.write(t) });
   }
   let parsed;
   try {

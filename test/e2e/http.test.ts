@@ -145,7 +145,7 @@ describe('Streamable HTTP endpoint', () => {
       expect(c).toEqual(a);
       expect(a).toEqual(expect.arrayContaining(['fx+fixture://res/0', 'web+fixture://res/2']));
       const pids = await Promise.all(
-        [alice.client, bob.client].map(async (cl) => JSON.parse((await cl.readResource({ uri: 'fx+fixture://stats?n=1' })).contents[0]!.text as string).pid),
+        [alice.client, bob.client].map(async (cl) => JSON.parse(((await cl.readResource({ uri: 'fx+fixture://stats?n=1' })).contents[0] as { text: string }).text).pid as number),
       );
       expect(new Set(pids).size).toBe(1); // one upstream process for every session
       expect(alice.transport.sessionId).not.toBe(bob.transport.sessionId);
@@ -213,7 +213,7 @@ describe('Streamable HTTP endpoint', () => {
   it('no client credential reaches an upstream: only its configured headers', async () => {
     const alice = await g.legacyClient(TOKENS.alice);
     try {
-      const stats = JSON.parse((await alice.client.readResource({ uri: 'web+fixture://stats?n=9' })).contents[0]!.text as string) as {
+      const stats = JSON.parse(((await alice.client.readResource({ uri: 'web+fixture://stats?n=9' })).contents[0] as { text: string }).text) as {
         lastHeaders: Record<string, string>;
       };
       expect(stats.lastHeaders['x-upstream-key']).toBe('configured');

@@ -379,3 +379,81 @@ describe('auth and stdio', () => {
     }
   });
 });
+
+describe('policy and limits', () => {
+  const servers = { docs: { command: 'x' }, Wiki_Main: { command: 'y' } };
+  const withPolicy = (policy: unknown) => ({ servers, policy });
+  const rule = (fields: Record<string, unknown>) => withPolicy({ rules: [{ id: 'r', effect: 'allow', ...fields }] });
+
+  it('no policy block stays absent; limits default to none', () => {
+    const c = parse({ servers });
+    expect(c.policy).toBeUndefined();
+    expect(c.limits).toEqual([]);
+  });
+
+  it('fills the policy default and keeps rules as written', () => {
+    const eng = { id: 'eng-docs', effect: 'allow', principals: ['alice'], roles: ['eng'], servers: ['docs', 'wiki-main'], resources: ['file:///handbook/**', 'docs+memo:**'], actions: ['list', 'read', 'subscribe', 'complete'] };
+    expect(parse(withPolicy({ rules: [eng] })).policy).toEqual({ default: 'deny', rules: [eng] });
+    expect(parse(withPolicy({})).policy).toEqual({ default: 'deny', rules: [] });
+    expect(parse(withPolicy({ default: 'allow' })).policy).toEqual({ default: 'allow', rules: [] });
+  });
+
+  it.each([
+    [rule({ resources: ['file:///***'] }), 'policy.rules[0].resources[0]: "file:///***": "***" is not a glob'],
+    [rule({ resources: ['file:///ok/**', 'file:///[ab]'] }), 'policy.rules[0].resources[1]: "file:///[ab]": "[" is reserved'],
+    [rule({ resources: ['FILE:///x/**'] }), 'policy.rules[0].resources[0]: "FILE:///x/**": write the scheme in lower case'],
+    [rule({ resources: ['file:///a/../**'] }), 'policy.rules[0].resources[0]: "file:///a/../**": a "." or ".." segment never matches'],
+    [rule({ resources: ['file:///%2e%2e/**'] }), 'policy.rules[0].resources[0]: "file:///%2e%2e/**": an escaped'],
+    [rule({ resources: [] }), 'policy.rules[0].resources: must not be empty (leave "resources" out to match any)'],
+    [rule({ actions: ['write'] }), 'policy.rules[0].actions[0]: Invalid option: expected one of "list"|"read"|"subscribe"|"complete"'],
+    [rule({ actions: [] }), 'policy.rules[0].actions: must not be empty'],
+    [rule({ principals: [] }), 'policy.rules[0].principals: must not be empty (leave "principals" out to match any)'],
+    [rule({ roles: [''] }), 'policy.rules[0].roles[0]:'],
+    [rule({ servers: ['nope'] }), 'policy.rules[0].servers[0]: "nope" is not a configured server id (configured: docs, wiki-main)'],
+    [rule({ servers: ['Wiki_Main'] }), 'policy.rules[0].servers[0]: "Wiki_Main" is not a configured server id'],
+    [rule({ servers: ['docs'], resources: ['wiki-main+file:///**'] }), `policy.rules[0].resources[0]: "wiki-main+file:///**" is limited to server "wiki-main", which this rule's "servers" leaves out, so it never matches`],
+    [rule({ effect: 'permit' }), 'policy.rules[0].effect: must be "allow" or "deny"'],
+    [withPolicy({ rules: [{ id: 'r' }] }), 'policy.rules[0].effect: must be "allow" or "deny"'],
+    [withPolicy({ rules: [{ effect: 'allow' }] }), 'policy.rules[0].id:'],
+    [rule({ id: 'has space' }), 'policy.rules[0].id: must match'],
+    [rule({ id: 'default' }), 'policy.rules[0].id: "default" is reserved'],
+    [rule({ id: 'invalid-uri' }), 'policy.rules[0].id: "invalid-uri" is reserved'],
+    [rule({ principal: ['alice'] }), 'policy.rules[0]: unknown field(s) "principal"'],
+    [withPolicy({ rules: [{ id: 'a', effect: 'allow' }, { id: 'b', effect: 'deny' }, { id: 'a', effect: 'deny' }] }), 'policy.rules[2].id: "a" is the id of an earlier rule; ids must be unique'],
+    [withPolicy({ default: 'maybe' }), 'policy.default:'],
+    [withPolicy({ defualt: 'deny' }), 'policy: unknown field(s) "defualt"'],
+    [{ servers, limits: [{ roles: ['eng'] }] }, 'limits[0].readsPerMinute:'],
+    [{ servers, limits: [{ readsPerMinute: 0 }] }, 'limits[0].readsPerMinute:'],
+    [{ servers, limits: [{ readsPerMinute: 60, burst: 0 }] }, 'limits[0].burst:'],
+    [{ servers, limits: [{ readsPerMinute: 60, principals: [] }] }, 'limits[0].principals: must not be empty'],
+    [{ servers, limits: [{ readsPerMinute: 60, perSession: true }] }, 'limits[0]: unknown field(s) "perSession"'],
+    [{ servers, limit: [] }, 'unknown field "limit" (did you mean "limits"?)'],
+    [{ servers, polcy: {} }, 'unknown field "polcy" (did you mean "policy"?)'],
+  ])('rejects %j: %s', (raw, message) => {
+    expect(failure(raw)).toContain(message);
+  });
+
+  it.each([
+    [{ readsPerMinute: 600 }, 100],
+    [{ readsPerMinute: 60 }, 10],
+    [{ readsPerMinute: 7 }, 2],
+    [{ readsPerMinute: 1 }, 1],
+    [{ readsPerMinute: 600, burst: 50 }, 50],
+  ])('limits %j get burst %i', (limit, burst) => {
+    expect(parse({ servers, limits: [{ roles: ['eng'], ...limit }] }).limits).toEqual([{ roles: ['eng'], ...limit, burst }]);
+  });
+
+  it('a policy error in a file names the file, the path and the problem', async () => {
+    const dir = mkdtempSync(path.join(os.tmpdir(), 'mcp-federate-policy-'));
+    try {
+      const file = path.join(dir, 'mcp.json');
+      writeFileSync(file, JSON.stringify(rule({ servers: ['ghost'] })));
+      await expect(loadConfig({ file, env: {} })).rejects.toMatchObject({
+        code: ErrorCodes.CONFIG_INVALID,
+        message: `${file}: policy.rules[0].servers[0]: "ghost" is not a configured server id (configured: docs, wiki-main)`,
+      });
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
+  });
+});

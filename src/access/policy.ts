@@ -1,0 +1,158 @@
+// The access policy, compiled once from config: one pure decision for every list, read, subscribe and completion.
+import type { Caller } from './caller.js';
+import { normalizeUri, normalizeUriPrefix } from './normalize-uri.js';
+import { compileResourcePattern, withoutQuery, type ResourcePattern } from './resource-pattern.js';
+import { POLICY_OUTCOMES, type PolicyAction, type PolicyConfig, type PolicyRuleConfig } from '../config/schema.js';
+
+export { POLICY_ACTIONS, POLICY_OUTCOMES, type PolicyAction } from '../config/schema.js';
+
+/** What a decision looks at of the caller. */
+export type PolicySubject = Pick<Caller, 'principal' | 'roles'>;
+
+/** A decision and what made it. */
+export interface PolicyDecision {
+  readonly allow: boolean;
+  /** The id of the deciding rule, or `default`, `invalid-uri` or `error` (see `POLICY_OUTCOMES`). */
+  readonly rule: string;
+}
+
+/** A policy compiled from config by {@link compilePolicy}. Immutable; its decisions are pure. */
+export interface Policy {
+  /**
+   * False when the config has no `policy` block: every decision is an allow by `default`, URIs
+   * are not even checked, and the caller should log a warning at start.
+   */
+  readonly enforced: boolean;
+  /**
+   * Decides whether `caller` may perform `action` on the upstream URI `uri` of `server` (the
+   * upstream's own URI, not the namespaced one). A URI refused by `normalizeUri` is denied with
+   * `invalid-uri`; otherwise any matching deny rule wins; else the first matching allow rule; else
+   * the policy's `default`. A failure while deciding is a deny with `error`.
+   *
+   * @example policy.decide({ principal: 'alice', roles: ['eng'] }, 'read', 'docs', 'file:///handbook/a.md')
+   * // { allow: true, rule: 'eng-docs' }
+   */
+  decide(caller: PolicySubject, action: PolicyAction, server: string, uri: string): PolicyDecision;
+  /**
+   * Decides whether a URI template of `server` is listed: only if an allow rule can match some URI
+   * it produces and no deny rule matches all of them, judged on the template's literal prefix P
+   * (up to its first `{`, in canonical form). An allow rule counts when one of its globs matches
+   * some string starting with P; a deny rule blocks when one of its globs matches every string
+   * starting with P, as far as `Glob.matchesEveryWithPrefix` can tell (it may miss some, never
+   * over-block). A pattern that ignores queries (see `ResourcePattern.wholeUri`) is asked about
+   * P's path, and exactly once P has reached its query (every expansion then has that path). With
+   * no rule either way, the `default` applies. This approximates what a listing shows; every read
+   * of an expanded URI is still decided by {@link Policy.decide}. A template with no `{` is decided
+   * as the URI it is.
+   */
+  decideTemplate(caller: PolicySubject, action: PolicyAction, server: string, uriTemplate: string): PolicyDecision;
+}
+
+interface CompiledRule {
+  readonly id: string;
+  readonly principals: ReadonlySet<string> | undefined;
+  readonly roles: ReadonlySet<string> | undefined;
+  readonly servers: ReadonlySet<string> | undefined;
+  readonly actions: ReadonlySet<string> | undefined;
+  readonly resources: readonly ResourcePattern[] | undefined;
+}
+
+const ALLOW_UNENFORCED: PolicyDecision = Object.freeze({ allow: true, rule: POLICY_OUTCOMES.default });
+const DENY_INVALID_URI: PolicyDecision = Object.freeze({ allow: false, rule: POLICY_OUTCOMES.invalidUri });
+const DENY_ERROR: PolicyDecision = Object.freeze({ allow: false, rule: POLICY_OUTCOMES.error });
+
+/**
+ * Compiles the config's `policy` block (undefined: no policy, everything allowed). `serverIds` are
+ * the configured server ids, which tell a namespaced resource pattern (`docs+file:///**`) from an
+ * upstream URI whose scheme has a `+` (`git+ssh://**`). Expects a validated block (see
+ * `PolicySchema`); throws `GlobSyntaxError` on a glob that is not one.
+ *
+ * @example const policy = compilePolicy(config.policy, new Set(Object.keys(config.servers)));
+ */
+export function compilePolicy(config: PolicyConfig | undefined, serverIds: ReadonlySet<string>): Policy {
+  if (config === undefined) {
+    return { enforced: false, decide: () => ALLOW_UNENFORCED, decideTemplate: () => ALLOW_UNENFORCED };
+  }
+  const compile = (rule: PolicyRuleConfig): CompiledRule => ({
+    id: rule.id,
+    principals: setOf(rule.principals),
+    roles: setOf(rule.roles),
+    servers: setOf(rule.servers),
+    actions: setOf(rule.actions),
+    resources: rule.resources?.map((pattern) => compileResourcePattern(pattern, serverIds)),
+  });
+  const denies = config.rules.filter((r) => r.effect === 'deny').map(compile);
+  const allows = config.rules.filter((r) => r.effect === 'allow').map(compile);
+  const fallback: PolicyDecision = Object.freeze({ allow: config.default === 'allow', rule: POLICY_OUTCOMES.default });
+
+  /** Deny rules first (any one wins), then the first allow rule, then the default. */
+  const evaluate = (
+    caller: PolicySubject,
+    action: PolicyAction,
+    server: string,
+    denyMatches: (p: ResourcePattern) => boolean,
+    allowMatches: (p: ResourcePattern) => boolean,
+  ): PolicyDecision => {
+    for (const rule of denies) {
+      if (isAbout(rule, caller, action, server) && resourcesMatch(rule, server, denyMatches)) return { allow: false, rule: rule.id };
+    }
+    for (const rule of allows) {
+      if (isAbout(rule, caller, action, server) && resourcesMatch(rule, server, allowMatches)) return { allow: true, rule: rule.id };
+    }
+    return fallback;
+  };
+
+  const decide = (caller: PolicySubject, action: PolicyAction, server: string, uri: string): PolicyDecision => {
+    try {
+      const canonical = normalizeUri(uri);
+      if (!canonical.ok) return DENY_INVALID_URI;
+      const path = withoutQuery(canonical.uri);
+      const matches = (p: ResourcePattern) => p.glob.matches(p.wholeUri ? canonical.uri : path);
+      return evaluate(caller, action, server, matches, matches);
+    } catch {
+      return DENY_ERROR;
+    }
+  };
+
+  return {
+    enforced: true,
+    decide,
+    decideTemplate(caller, action, server, uriTemplate) {
+      try {
+        const brace = uriTemplate.indexOf('{');
+        if (brace < 0) return decide(caller, action, server, uriTemplate);
+        const prefix = normalizeUriPrefix(uriTemplate.slice(0, brace));
+        if (!prefix.ok) return DENY_INVALID_URI;
+        const path = withoutQuery(prefix.uri);
+        // Once the prefix reaches its query or fragment, every expansion has this very path.
+        const pathIsFixed = path.length < prefix.uri.length;
+        const every = (p: ResourcePattern) =>
+          p.wholeUri ? p.glob.matchesEveryWithPrefix(prefix.uri) : pathIsFixed ? p.glob.matches(path) : p.glob.matchesEveryWithPrefix(path);
+        const some = (p: ResourcePattern) =>
+          p.wholeUri ? p.glob.matchesSomeWithPrefix(prefix.uri) : pathIsFixed ? p.glob.matches(path) : p.glob.matchesSomeWithPrefix(path);
+        return evaluate(caller, action, server, every, some);
+      } catch {
+        return DENY_ERROR;
+      }
+    },
+  };
+}
+
+/** True when every match field of `rule` other than `resources` admits the request. */
+function isAbout(rule: CompiledRule, caller: PolicySubject, action: PolicyAction, server: string): boolean {
+  if (rule.actions && !rule.actions.has(action)) return false;
+  if (rule.servers && !rule.servers.has(server)) return false;
+  if (rule.principals && !rule.principals.has(caller.principal)) return false;
+  if (rule.roles && !caller.roles.some((role) => rule.roles!.has(role))) return false;
+  return true;
+}
+
+/** True when `rule` has no `resources`, or one of them is for `server` and `matches`. */
+function resourcesMatch(rule: CompiledRule, server: string, matches: (p: ResourcePattern) => boolean): boolean {
+  if (!rule.resources) return true;
+  return rule.resources.some((p) => (p.server === undefined || p.server === server) && matches(p));
+}
+
+function setOf(values: readonly string[] | undefined): ReadonlySet<string> | undefined {
+  return values === undefined ? undefined : new Set(values);
+}

@@ -1,0 +1,91 @@
+// `mcp-federate policy check`: decides one request against the configured policy and prints the decision.
+import { parseArgs } from 'node:util';
+import { compilePolicy, POLICY_ACTIONS, type PolicyAction } from '../access/policy.js';
+import { loadConfig, type LoadConfigOptions } from '../config/load.js';
+import { decodeUri } from '../federation/uri.js';
+
+/** Where a command writes; the CLI passes process.stdout and process.stderr. */
+export interface OutputSink {
+  stdout(text: string): void;
+  stderr(text: string): void;
+}
+
+/** Usage of `mcp-federate policy`. */
+export const POLICY_USAGE = `Usage:
+  mcp-federate policy check [--config <file>] --principal <name> [--role <role>]... --action <action> <namespaced-uri>
+      Decide one request against the configured policy and print "allow <rule>" or "deny <rule>"
+      (<rule> is the deciding rule's id, "default" when no rule matched, or "invalid-uri").
+      A URI template (with "{") is decided as a template listing. Exit code: 0 allowed, 1 denied,
+      2 bad invocation or configuration.
+Options:
+  --config <file>     configuration file (default: searched as for serve)
+  --principal <name>  the caller's principal (required)
+  --role <role>       one of the caller's roles; repeat for several
+  --action <action>   ${POLICY_ACTIONS.join('|')} (required)
+`;
+
+/** Exit codes of {@link runPolicyCommand}. */
+export const PolicyExit = { ALLOWED: 0, DENIED: 1, USAGE: 2 } as const;
+
+/**
+ * Runs `mcp-federate policy <argv...>`. Returns the exit code: 0 allowed, 1 denied, 2 a bad
+ * invocation (message and usage on `out.stderr`). A configuration error is thrown as the loader's
+ * `ProxyError(CONFIG_INVALID)`, which the CLI turns into exit code 2.
+ *
+ * @example await runPolicyCommand(['check', '--principal', 'alice', '--action', 'read', 'docs+file:///a.md'], sink)
+ */
+export async function runPolicyCommand(argv: readonly string[], out: OutputSink, options: Omit<LoadConfigOptions, 'file'> = {}): Promise<number> {
+  const usage = (reason: string) => {
+    out.stderr(`mcp-federate: ${reason}\n\n${POLICY_USAGE}`);
+    return PolicyExit.USAGE;
+  };
+  let parsed;
+  try {
+    parsed = parseArgs({
+      args: [...argv],
+      allowPositionals: true,
+      options: {
+        config: { type: 'string', short: 'c' },
+        principal: { type: 'string' },
+        role: { type: 'string', multiple: true },
+        action: { type: 'string' },
+        help: { type: 'boolean', short: 'h' },
+      },
+    });
+  } catch (err) {
+    return usage((err as Error).message);
+  }
+  const { values, positionals } = parsed;
+  if (values.help) {
+    out.stdout(POLICY_USAGE);
+    return 0;
+  }
+  const [command, uri, ...extra] = positionals;
+  if (command !== 'check') return usage(`unknown command: policy ${positionals.join(' ')}`.trimEnd());
+  if (uri === undefined) return usage('policy check: a namespaced URI is required');
+  if (extra.length > 0) return usage(`policy check: one URI only (also got ${extra.join(' ')})`);
+  if (values.principal === undefined || values.principal === '') return usage('policy check: --principal is required');
+  if (values.action === undefined) return usage('policy check: --action is required');
+  if (!isAction(values.action)) return usage(`policy check: --action: expected one of ${POLICY_ACTIONS.join(', ')}, got "${values.action}"`);
+  const roles = values.role ?? [];
+  if (roles.includes('')) return usage('policy check: --role must not be empty');
+
+  const { config, filepath } = await loadConfig(values.config === undefined ? options : { ...options, file: values.config });
+  const ids = new Set(Object.keys(config.servers));
+  const target = decodeUri(uri, ids);
+  if (target === undefined) {
+    return usage(`policy check: "${uri}" is not namespaced with a configured server id (<server-id>+<uri>; configured: ${[...ids].join(', ')})`);
+  }
+  const policy = compilePolicy(config.policy, ids);
+  if (!policy.enforced) out.stderr(`mcp-federate: ${filepath} has no "policy" block: every request is allowed\n`);
+  const caller = { principal: values.principal, roles };
+  const decision = uri.includes('{')
+    ? policy.decideTemplate(caller, values.action, target.server, target.uri)
+    : policy.decide(caller, values.action, target.server, target.uri);
+  out.stdout(`${decision.allow ? 'allow' : 'deny'} ${decision.rule}\n`);
+  return decision.allow ? PolicyExit.ALLOWED : PolicyExit.DENIED;
+}
+
+function isAction(value: string): value is PolicyAction {
+  return (POLICY_ACTIONS as readonly string[]).includes(value);
+}
