@@ -57,6 +57,8 @@ export const JsonRpc = {
   INVALID_PARAMS: -32602,
   INTERNAL_ERROR: -32603,
   REQUEST_TIMEOUT: -32001,
+  /** Implementation-defined server error; used for `Rate limit exceeded` (with `data.retryAfterMs`). */
+  SERVER_ERROR: -32000,
 } as const;
 
 /**

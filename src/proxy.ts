@@ -19,6 +19,11 @@ import { defaultTransportFactory, type TransportFactory } from './upstream/trans
 import type { Upstream } from './upstream/upstream.js';
 import { UpstreamPool } from './upstream/pool.js';
 import { VERSION } from './version.js';
+import type { Caller } from './access/caller.js';
+import { AccessGate, type AccessRules } from './access/gate.js';
+import { compilePolicy } from './access/policy.js';
+import { RateLimiter } from './access/rate-limiter.js';
+import { openAuditLog, type AuditLog } from './access/audit-log.js';
 
 /** Options of {@link createProxy}. */
 export interface ProxyOptions {
@@ -34,6 +39,10 @@ export interface ProxyOptions {
   random?: () => number;
   /** Reconnect upstreams that fail or go away (off for one-shot commands like `ls`). Default: true. */
   reconnect?: boolean;
+  /** The audit log. Default: opened from `config.audit` (none: records nothing). */
+  audit?: AuditLog;
+  /** Monotonic ms clock for rate limits. Default: performance.now. */
+  now?: () => number;
 }
 
 /** A running federation: one shared core, any number of downstream sessions. */
@@ -43,6 +52,13 @@ export interface Proxy extends AsyncDisposable {
   readonly cache: ReadCache | undefined;
   readonly relay: SubscriptionRelay;
   readonly sessions: SessionRegistry;
+  /** The one decision point (policy, rate limits, audit) every session goes through. */
+  readonly gate: AccessGate;
+  /**
+   * Replaces policy and rate limits from a new configuration (SIGHUP); sessions stay, standing
+   * subscriptions are decided again at their next delivery, and every session hears list_changed.
+   */
+  reload(config: FederateConfig): void;
   /**
    * Connects every upstream in parallel; resolves when each is ready or has failed (and retries
    * later). Idempotent; the first downstream session starts it too.
@@ -55,7 +71,7 @@ export interface Proxy extends AsyncDisposable {
    * does. The session ends when the transport closes. May be called before `start()` resolves:
    * requests wait for their upstreams' first connection.
    */
-  connect(transport: Transport): Promise<Connection>;
+  connect(transport: Transport, caller?: CallerIdentity): Promise<Connection>;
   /**
    * Opens one downstream session for a caller whose transport the caller manages (e.g. an HTTP
    * session): its Servers are made by {@link DownstreamSession.createServer}.
@@ -65,7 +81,7 @@ export interface Proxy extends AsyncDisposable {
    * A Server for one stateless request (MCP 2026-07-28 over HTTP): it holds no subscriptions and
    * receives no notifications (those travel on `subscriptions/listen` streams).
    */
-  statelessServer(era: Era): Server;
+  statelessServer(era: Era, caller: Caller): Server;
   /** Stops accepting, closes sessions, unsubscribes upstream (best effort), closes upstreams. Idempotent. */
   close(): Promise<void>;
 }
@@ -76,8 +92,15 @@ export interface Connection {
   close(): Promise<void>;
 }
 
+/** A caller before its session is known: the principal and roles (the session id comes from the session). */
+export type CallerIdentity = Omit<Caller, 'session'>;
+
 /** Options of {@link Proxy.openSession}. */
 export interface SessionOptions {
+  /** Who the session acts for. Default: the stdio caller of the config. */
+  caller?: CallerIdentity;
+  /** The session id (e.g. an HTTP `Mcp-Session-Id`). Default: `s<n>`. */
+  id?: string;
   /**
    * Where the session's notifications go instead of its latest Server (e.g. one HTTP listen
    * stream). Each must never throw.
@@ -88,6 +111,7 @@ export interface SessionOptions {
 /** One downstream session: its subscriptions, its notifications, and the Server(s) that serve it. */
 export interface DownstreamSession {
   readonly session: Session;
+  readonly caller: Caller;
   /**
    * A Server for this session in `era`; the latest one made receives the session's notifications.
    * Closing a Server does not end the session: {@link DownstreamSession.close} does.
@@ -138,6 +162,13 @@ export function createProxy(options: ProxyOptions): Proxy {
     ? new ReadCache({ ...config.cache, ...(options.clock ? { clock: options.clock } : {}), onRemove: coherence.release })
     : undefined;
   const resources = new FederatedResources({ pool, lister, relay, cache, coherence });
+  const rulesOf = (c: FederateConfig): AccessRules => ({
+    policy: compilePolicy(c.policy, pool.ids),
+    limiter: new RateLimiter(c.limits, options.now ? { now: options.now } : {}),
+  });
+  const audit = options.audit ?? openAuditLog(config.audit, { logger });
+  const gate = new AccessGate({ resources, serverIds: pool.ids, rules: rulesOf(config), audit, logger, ...(options.now ? { now: options.now } : {}) });
+  const stdioCaller: CallerIdentity = { principal: config.stdio.principal, roles: config.stdio.roles, transport: 'stdio' };
   sessions.onListChanged(() => lister.dropReadAhead()); // read-ahead from before a change is not reused
 
   let started = false;
@@ -179,27 +210,46 @@ export function createProxy(options: ProxyOptions): Proxy {
     cache,
     relay,
     sessions,
+    gate,
     start,
-    statelessServer(era) {
+    reload(next) {
+      gate.reload(rulesOf(next));
+      lister.dropReadAhead();
+      sessions.listChanged(); // what each caller may see may have changed
+    },
+    statelessServer(era, caller) {
       if (closing) throw new Error('proxy is closed');
       void start();
-      return createFacadeServer({ resources, session: STATELESS, logger, serverInfo: SERVER_INFO, era });
+      return createFacadeServer({ gate, caller, session: STATELESS, logger, serverInfo: SERVER_INFO, era });
     },
-    openSession(options = {}) {
+    openSession(sessionOptions = {}) {
       if (closing) throw new Error('proxy is closed');
       void start(); // requests wait for their upstreams' first connection attempt
       let current: Server | undefined;
       let open = true;
+      const id = sessionOptions.id ?? `s${++ids}`;
+      const caller: Caller = { ...(sessionOptions.caller ?? stdioCaller), session: id };
+      const sendUpdated = sessionOptions.sink?.sendUpdated ?? ((uri: string) => void current?.sendResourceUpdated({ uri }).catch(() => undefined));
       const session: Session = {
-        id: `s${++ids}`,
-        sendUpdated: options.sink?.sendUpdated ?? ((uri) => void current?.sendResourceUpdated({ uri }).catch(() => undefined)),
-        sendListChanged: options.sink?.sendListChanged ?? (() => void current?.sendResourceListChanged().catch(() => undefined)),
+        id,
+        // Decided again at every delivery: a reload can revoke a standing subscription.
+        sendUpdated: (uri) => {
+          let allowed = false;
+          try {
+            allowed = gate.deliver(caller, uri);
+          } catch (err) {
+            logger.error({ session: id, err: String(err) }, 'update not delivered: audit log failed');
+          }
+          if (allowed) sendUpdated(uri);
+        },
+        sendListChanged: sessionOptions.sink?.sendListChanged ?? (() => void current?.sendResourceListChanged().catch(() => undefined)),
       };
       sessions.add(session);
       const handle: DownstreamSession = {
         session,
+        caller,
         createServer(era) {
-          const server = createFacadeServer({ resources, session, logger, serverInfo: SERVER_INFO, era });
+          const server = createFacadeServer({ gate, caller, session, logger, serverInfo: SERVER_INFO, era });
           current = server;
           servers.add(server);
           server.onclose = () => {
@@ -219,8 +269,8 @@ export function createProxy(options: ProxyOptions): Proxy {
       };
       return handle;
     },
-    async connect(transport) {
-      const downstream = this.openSession();
+    async connect(transport, identity) {
+      const downstream = this.openSession(identity ? { caller: identity } : {});
       const { session } = downstream;
       const lossy = transport as Transport & { onloss?: (loss: OutputLoss) => void };
       const prior = lossy.onloss;
@@ -240,7 +290,7 @@ export function createProxy(options: ProxyOptions): Proxy {
       // serveStdio has set the transport's handlers; wrap them: listens narrowed to what the
       // federation accepts (innermost), then the envelope guard (outermost), then session release.
       new ListenTap({
-        accept: (uri) => resources.subscribe(session, uri).then(() => true),
+        accept: (uri) => gate.listen(downstream.caller, session, uri),
         release: (uri) => void resources.unsubscribe(session, uri).catch(() => undefined),
       }).install(transport);
       installServerGuard(transport, { maxInFlight: config.wire.maxInFlight });
@@ -269,6 +319,7 @@ export function createProxy(options: ProxyOptions): Proxy {
         lister.close();
         cache?.close();
         await pool.close();
+        await audit.close();
       })();
       return closing;
     },

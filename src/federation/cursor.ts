@@ -1,5 +1,5 @@
-// Composite, tamper-evident list cursors: which upstream, its own cursor, and an HMAC. Pure.
-import { createHmac, timingSafeEqual } from 'node:crypto';
+// Composite, sealed list cursors: which upstream and its own cursor, encrypted and authenticated, bound to one caller. Pure.
+import { createCipheriv, createDecipheriv, createHash, randomBytes } from 'node:crypto';
 import { ErrorCodes, ProxyError } from '../errors.js';
 
 /** Which list a cursor belongs to; a cursor of one list is refused by the other. */
@@ -25,17 +25,23 @@ export interface CursorPosition {
 
 /** Encodes and verifies cursors with one secret key. */
 export interface CursorCodec {
-  /** Seals a position into an opaque token. */
-  encode(position: CursorPosition): string;
-  /** Opens a token; throws `ProxyError(INVALID_CURSOR)` when it is forged, corrupt, of the other list or stale. */
-  decode(token: string, kind: ListKind, epoch: string): CursorPosition;
+  /** Seals a position into an opaque token, for the caller named by `binding` (e.g. the principal). */
+  encode(position: CursorPosition, binding?: string): string;
+  /**
+   * Opens a token; throws `ProxyError(INVALID_CURSOR)` when it is forged, corrupt, of the other
+   * list, stale, or sealed for another `binding`.
+   */
+  decode(token: string, kind: ListKind, epoch: string, binding?: string): CursorPosition;
 }
 
-const MAC_BYTES = 16;
+const IV_BYTES = 12;
+const TAG_BYTES = 16;
 
 /**
  * Creates a cursor codec keyed by `key` (use a fresh random key per process: cursors do not
- * survive a restart, by design).
+ * survive a restart, by design). Tokens are AES-256-GCM sealed: a client learns nothing from one
+ * (not which upstream comes next, nor its cursor), cannot forge or alter one, and cannot use one
+ * sealed for another caller (the binding is authenticated data).
  *
  * @example
  * const codec = createCursorCodec(randomBytes(32));
@@ -44,27 +50,36 @@ const MAC_BYTES = 16;
  */
 export function createCursorCodec(key: Uint8Array): CursorCodec {
   if (key.byteLength < 16) throw new Error('cursor key must be at least 16 bytes');
-  const mac = (body: string): Buffer => createHmac('sha256', key).update(body).digest().subarray(0, MAC_BYTES);
+  const secret = createHash('sha256').update(key).digest();
   const invalid = (why: string): ProxyError =>
     new ProxyError(ErrorCodes.INVALID_CURSOR, 'Invalid cursor', { details: { why } });
 
   return {
-    encode(p) {
-      const body = Buffer.from(
-        JSON.stringify([p.kind === 'resources' ? 'r' : 't', p.epoch, p.index, p.upstreamCursor ?? null, p.pages, p.nonce ?? '', p.private ? 1 : 0]),
-      ).toString('base64url');
-      return `${body}.${mac(body).toString('base64url')}`;
+    encode(p, binding = '') {
+      const body = JSON.stringify([p.kind === 'resources' ? 'r' : 't', p.epoch, p.index, p.upstreamCursor ?? null, p.pages, p.nonce ?? '', p.private ? 1 : 0]);
+      const iv = randomBytes(IV_BYTES);
+      const cipher = createCipheriv('aes-256-gcm', secret, iv).setAAD(Buffer.from(binding, 'utf8'));
+      const sealed = Buffer.concat([cipher.update(body, 'utf8'), cipher.final(), cipher.getAuthTag()]);
+      return `${iv.toString('base64url')}.${sealed.toString('base64url')}`;
     },
-    decode(token, kind, epoch) {
+    decode(token, kind, epoch, binding = '') {
       if (typeof token !== 'string' || token.length > 8192) throw invalid('shape');
       const dot = token.indexOf('.');
       if (dot < 0) throw invalid('shape');
-      const body = token.slice(0, dot);
-      const given = Buffer.from(token.slice(dot + 1), 'base64url');
-      if (given.length !== MAC_BYTES || !timingSafeEqual(given, mac(body))) throw invalid('mac');
+      const iv = Buffer.from(token.slice(0, dot), 'base64url');
+      const sealed = Buffer.from(token.slice(dot + 1), 'base64url');
+      if (iv.length !== IV_BYTES || sealed.length <= TAG_BYTES) throw invalid('shape');
+      let body: string;
+      try {
+        const decipher = createDecipheriv('aes-256-gcm', secret, iv).setAAD(Buffer.from(binding, 'utf8'));
+        decipher.setAuthTag(sealed.subarray(sealed.length - TAG_BYTES));
+        body = Buffer.concat([decipher.update(sealed.subarray(0, sealed.length - TAG_BYTES)), decipher.final()]).toString('utf8');
+      } catch {
+        throw invalid('mac');
+      }
       let parsed: unknown;
       try {
-        parsed = JSON.parse(Buffer.from(body, 'base64url').toString('utf8'));
+        parsed = JSON.parse(body);
       } catch {
         throw invalid('json');
       }

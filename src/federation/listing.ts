@@ -23,9 +23,19 @@ export interface IncompleteUpstream {
   reason: WalkEnd;
 }
 
+/** Who a page is for: which items they may see, and what their cursors are bound to. */
+export interface ListAudience {
+  /** Whether an item of `server` is shown (items are namespaced; filtered before pagination). Default: all. */
+  filter?: (server: string, item: Record<string, unknown>) => boolean;
+  /** What cursors are sealed for (e.g. the principal): another audience cannot resume them. Default: ''. */
+  binding?: string;
+}
+
 /** One downstream page. */
 export interface ListPage {
   items: Record<string, unknown>[];
+  /** Items the audience's filter left out of this page. */
+  filtered: number;
   nextCursor?: string;
   incomplete: IncompleteUpstream[];
   /**
@@ -89,8 +99,10 @@ export class Lister {
   ) {}
 
   /** One downstream page of `kind`, continuing from `cursor` when given. */
-  async page(kind: ListKind, cursor: string | undefined, signal?: AbortSignal): Promise<ListPage> {
-    const { walkers, stop, private: wasPrivate } = this.resume(kind, cursor);
+  async page(kind: ListKind, cursor: string | undefined, signal?: AbortSignal, audience: ListAudience = {}): Promise<ListPage> {
+    const { filter, binding = '' } = audience;
+    const { walkers, stop, private: wasPrivate } = this.resume(kind, cursor, binding);
+    let filtered = 0;
     const items: Record<string, unknown>[] = [];
     const incomplete: IncompleteUpstream[] = [];
     let nextCursor: string | undefined;
@@ -104,7 +116,7 @@ export class Lister {
     };
     const done = (): ListPage => {
       if (incomplete.length > 0 || hint.ttlMs === Infinity) hint = { ttlMs: 0, scope: hint.scope };
-      return { items, incomplete, hint, ...(nextCursor === undefined ? {} : { nextCursor }) };
+      return { items, filtered, incomplete, hint, ...(nextCursor === undefined ? {} : { nextCursor }) };
     };
     const isPrivate = () => hint.scope === 'private';
     try {
@@ -115,11 +127,17 @@ export class Lister {
           if (items.length >= this.limits.maxItemsPerPage) break;
           const page = await walker.next(signal);
           if (page === DONE) break;
-          for (const item of page.items) items.push(item);
+          if (filter) {
+            const server = walker.upstream.id;
+            for (const item of page.items) {
+              if (filter(server, item)) items.push(item);
+              else filtered++;
+            }
+          } else for (const item of page.items) items.push(item);
           hint = combineHints(hint, agedHint(page.hint, Math.floor(performance.now() - page.fetchedAt)));
           if (page.next !== undefined && items.length >= this.limits.maxItemsPerPage) {
             await settleScope();
-            nextCursor = this.park(kind, walkers.slice(k), stop, walker.upstream, page.next, page.pages, isPrivate());
+            nextCursor = this.park(kind, walkers.slice(k), stop, walker.upstream, page.next, page.pages, isPrivate(), binding);
             return done();
           }
         }
@@ -128,7 +146,7 @@ export class Lister {
         if (items.length >= this.limits.maxItemsPerPage && k + 1 < walkers.length) {
           await settleScope();
           const next = walkers[k + 1] as PageWalker;
-          nextCursor = this.park(kind, walkers.slice(k + 1), stop, next.upstream, undefined, 0, isPrivate());
+          nextCursor = this.park(kind, walkers.slice(k + 1), stop, next.upstream, undefined, 0, isPrivate(), binding);
           return done();
         }
       }
@@ -158,8 +176,8 @@ export class Lister {
   }
 
   /** The walks for a page: parked ones for a cursor we handed out, else fresh ones from its position. */
-  private resume(kind: ListKind, cursor: string | undefined): Continuation {
-    const start = cursor === undefined ? undefined : this.codec.decode(cursor, kind, this.pool.epoch);
+  private resume(kind: ListKind, cursor: string | undefined, binding: string): Continuation {
+    const start = cursor === undefined ? undefined : this.codec.decode(cursor, kind, this.pool.epoch, binding);
     if (cursor !== undefined) {
       const parked = this.continuations.get(cursor);
       if (parked) {
@@ -190,10 +208,11 @@ export class Lister {
     upstreamCursor: string | undefined,
     pages: number,
     isPrivate: boolean,
+    binding: string,
   ): string {
     const index = this.pool.upstreams.indexOf(upstream);
     const nonce = randomBytes(6).toString('base64url');
-    const token = this.codec.encode({ kind, epoch: this.pool.epoch, index, upstreamCursor, pages, nonce, private: isPrivate });
+    const token = this.codec.encode({ kind, epoch: this.pool.epoch, index, upstreamCursor, pages, nonce, private: isPrivate }, binding);
     this.continuations.set(token, { walkers, stop });
     return token;
   }

@@ -1,8 +1,8 @@
 // Federated resources, shared by all sessions: list/templates/read/subscribe/complete = decode -> route -> encode.
-import type { ReadCache } from './cache.js';
+import { sizeOf, type ReadCache } from './cache.js';
 import type { ListKind } from './cursor.js';
 import { ErrorCodes, ProxyError } from '../errors.js';
-import { Lister } from './listing.js';
+import { Lister, type ListAudience } from './listing.js';
 import { CompleteResult, Methods, ReadResult, withoutHopFields, type CompleteResultT, type ReadResultT } from '../protocol.js';
 import type { Session } from './sessions.js';
 import type { SubscriptionRelay } from './subscriptions.js';
@@ -19,6 +19,22 @@ export interface CompleteParams {
   ref: { type: string; uri?: string; name?: string };
   argument: { name: string; value: string };
   context?: { arguments?: Record<string, string> };
+}
+
+/**
+ * What one operation did, for the audit record: filled in by the operation as it goes (a failed
+ * operation leaves what it had learned).
+ */
+export interface OperationTrace {
+  server?: string;
+  upstreamUri?: string;
+  /** `hit`: served from the read cache; `miss`: read upstream through it; `bypass`: the cache was not used. */
+  cache?: 'hit' | 'miss' | 'bypass';
+  /** Size of the contents returned (text characters and base64 blob characters). */
+  bytes?: number;
+  /** List items returned, and items the audience's filter left out. */
+  returned?: number;
+  filtered?: number;
 }
 
 /** The shared parts the resource operations use. */
@@ -46,8 +62,12 @@ export class FederatedResources {
   constructor(private readonly deps: ResourcesDeps) {}
 
   /** `resources/list` or `resources/templates/list`: one merged downstream page. */
-  async list(kind: ListKind, cursor: string | undefined, signal?: AbortSignal): Promise<ListResult> {
-    const page = await this.deps.lister.page(kind, cursor, signal);
+  async list(kind: ListKind, cursor: string | undefined, signal?: AbortSignal, audience?: ListAudience, trace?: OperationTrace): Promise<ListResult> {
+    const page = await this.deps.lister.page(kind, cursor, signal, audience);
+    if (trace) {
+      trace.returned = page.items.length;
+      trace.filtered = page.filtered;
+    }
     const field = kind === 'resources' ? 'resources' : 'resourceTemplates';
     const result: ListResult = { [field]: page.items, ...Lister.meta(page.incomplete) };
     if (page.nextCursor !== undefined) result.nextCursor = page.nextCursor;
@@ -59,8 +79,8 @@ export class FederatedResources {
    * rewrite every `contents[].uri` into its namespace. A cached read is shared by concurrent
    * callers, so one caller's cancel only ends its own wait.
    */
-  async read(uri: string, signal?: AbortSignal): Promise<ReadResultT> {
-    const { upstream, target } = await this.route(uri);
+  async read(uri: string, signal?: AbortSignal, trace?: OperationTrace): Promise<ReadResultT> {
+    const { upstream, target } = await this.route(uri, trace);
     const cache = this.deps.cache;
     let result: ReadResultT;
     let hint: CacheHint;
@@ -74,7 +94,9 @@ export class FederatedResources {
         const outcome = await cache.read({ server, uri: upstreamUri, ttlMs: upstream.config.cacheTtlMs, load, hold, release }, signal);
         result = outcome.result;
         hint = agedHint(hintOf(result), outcome.ageMs, outcome.remainingMs);
+        if (trace) trace.cache = outcome.hit ? 'hit' : 'miss';
       } else {
+        if (trace) trace.cache = 'bypass';
         result = await upstream.request(Methods.read, { uri: target.uri }, ReadResult, signal);
         hint = hintOf(result);
       }
@@ -82,13 +104,14 @@ export class FederatedResources {
       throw asNotFound(err, signal);
     }
     // Copy, never rewrite in place: the object may be cached, or the upstream's own (in-memory transports).
+    if (trace) trace.bytes = sizeOf(result);
     // The upstream's hint, aged and capped by the entry it was served from, travels beside the result.
     return withHint({ ...withoutHopFields(result), contents: result.contents.map((c) => ({ ...c, uri: encodeUri(target.server, c.uri) })) }, hint);
   }
 
   /** `resources/subscribe` for one session (idempotent). */
-  async subscribe(session: Session, uri: string): Promise<void> {
-    const { target } = await this.route(uri);
+  async subscribe(session: Session, uri: string, trace?: OperationTrace): Promise<void> {
+    const { target } = await this.route(uri, trace);
     try {
       await this.deps.relay.subscribe(session, target.server, target.uri);
     } catch (err) {
@@ -103,11 +126,11 @@ export class FederatedResources {
   }
 
   /** `completion/complete` for a `ref/resource`: routed by the namespaced template to its owner. */
-  async complete(params: CompleteParams, signal?: AbortSignal): Promise<CompleteResultT> {
+  async complete(params: CompleteParams, signal?: AbortSignal, trace?: OperationTrace): Promise<CompleteResultT> {
     if (params.ref.type !== 'ref/resource' || typeof params.ref.uri !== 'string') {
       throw new ProxyError(ErrorCodes.INVALID_PARAMS, `Unknown reference: ${params.ref.name ?? params.ref.type}`);
     }
-    const { upstream, target } = await this.route(params.ref.uri);
+    const { upstream, target } = await this.route(params.ref.uri, trace);
     if (!upstream.supports('completions')) return { completion: { values: [], hasMore: false } };
     const upstreamParams: Record<string, unknown> = { ...params, ref: { ...params.ref, uri: target.uri } };
     try {
@@ -121,8 +144,12 @@ export class FederatedResources {
    * Decodes a federated URI to its ready upstream; anything else is "not found". A request that
    * arrives while its upstream is still making its first connection waits for that attempt.
    */
-  async route(uri: string): Promise<{ upstream: Upstream; target: NamespacedUri }> {
+  async route(uri: string, trace?: OperationTrace): Promise<{ upstream: Upstream; target: NamespacedUri }> {
     const target = decodeUri(uri, this.deps.pool.ids);
+    if (target && trace) {
+      trace.server = target.server;
+      trace.upstreamUri = target.uri;
+    }
     const upstream = target && this.deps.pool.get(target.server);
     if (upstream && upstream.generation === 0 && upstream.status !== 'unavailable') await upstream.settled();
     if (!target || !upstream || upstream.status !== 'ready') {

@@ -3,7 +3,9 @@ import { Server, type BaseContext, type ServerContext, type ServerCapabilities, 
 import { z } from 'zod';
 import { ErrorCodes, JsonRpc, JsonRpcError, ProxyError, toJsonRpcError, type ErrorContext } from '../errors.js';
 import type { Logger } from '../logger.js';
-import type { CompleteParams, FederatedResources } from '../federation/resources.js';
+import type { CompleteParams } from '../federation/resources.js';
+import type { AccessGate } from '../access/gate.js';
+import type { Caller } from '../access/caller.js';
 import type { Session } from '../federation/sessions.js';
 import { restoreLegacyNotFound } from '../eras/rev2025.js';
 import { stripNotFoundMark, withCacheFields } from '../eras/rev2026.js';
@@ -14,7 +16,10 @@ export type Era = 'legacy' | 'modern';
 
 /** What the facade needs from the composition root. */
 export interface FacadeOptions {
-  resources: FederatedResources;
+  /** The one decision point every operation goes through (policy, rate limits, audit). */
+  gate: AccessGate;
+  /** Who calls through this Server (every handler acts for this caller). */
+  caller: Caller;
   /** This downstream session, for per-session operations (subscriptions). */
   session: Session;
   logger: Logger;
@@ -79,7 +84,7 @@ class FacadeServer extends Server {
  * {@link FederatedResources} and translate errors in exactly one place ({@link toJsonRpcError}).
  */
 export function createFacadeServer(options: FacadeOptions): Server {
-  const { resources, session, logger } = options;
+  const { gate, caller, session, logger } = options;
   const era = options.era ?? 'legacy';
   const server: Server = new FacadeServer(options.serverInfo, era);
   // 2026 answers carry the proxy's cache hint as fields; 2025 ones never do.
@@ -101,28 +106,28 @@ export function createFacadeServer(options: FacadeOptions): Server {
     server.setRequestHandler(method, { params: z.unknown() }, (raw, ctx) => fn(parseParams(schema, raw), ctx));
   const list = (kind: 'resources' | 'templates', method: string) =>
     handle(method, ListParams, (params, ctx) =>
-      boundary(method, {}, async () => cacheable(await resources.list(kind, params.cursor, ctx.mcpReq.signal))),
+      boundary(method, {}, async () => cacheable(await gate.list(caller, kind, params.cursor, ctx.mcpReq.signal))),
     );
   list('resources', 'resources/list');
   list('templates', 'resources/templates/list');
   handle('resources/read', UriParams, (params, ctx) =>
-    boundary('resources/read', { uri: params.uri }, async () => cacheable(await resources.read(params.uri, ctx.mcpReq.signal))),
+    boundary('resources/read', { uri: params.uri }, async () => cacheable(await gate.read(caller, params.uri, ctx.mcpReq.signal))),
   );
   handle('resources/subscribe', UriParams, (params) =>
     boundary('resources/subscribe', { uri: params.uri }, async () => {
-      await resources.subscribe(session, params.uri);
+      await gate.subscribe(caller, session, params.uri);
       return {};
     }),
   );
   handle('resources/unsubscribe', UriParams, (params) =>
     boundary('resources/unsubscribe', { uri: params.uri }, async () => {
-      await resources.unsubscribe(session, params.uri);
+      await gate.unsubscribe(caller, session, params.uri);
       return {};
     }),
   );
   handle('completion/complete', CompleteParamsSchema, (params, ctx) =>
     boundary('completion/complete', { uri: (params.ref as { uri?: string }).uri ?? '' }, () =>
-      resources.complete(params as CompleteParams, ctx.mcpReq.signal),
+      gate.complete(caller, params as CompleteParams, ctx.mcpReq.signal),
     ),
   );
   answerInvalidParams(server);

@@ -261,6 +261,7 @@ describe.concurrent('configuration files from elsewhere', () => {
     const warnings = parseLogLines(String(result.stderr)).filter((r) => r.level === 40);
     expect(warnings).toEqual([
       expect.objectContaining({ msg: 'ignoring configuration keys mcp-federate does not use', keys: ['globalShortcut', 'preferences'] }),
+      expect.objectContaining({ msg: expect.stringMatching(/^no "policy" block/) }), // issue 9: everything allowed, said once
     ]);
   });
 });

@@ -31,6 +31,20 @@ describe('cursor codec', () => {
     expect(codec.decode(codec.encode({ kind: 'resources', epoch: 'e', index: 1, upstreamCursor: 'c', pages: 1 }), 'resources', 'e')).not.toHaveProperty('private');
   });
 
+  it('is bound to the caller it was issued to: another binding cannot open it', () => {
+    const token = codec.encode(pos, 'alice');
+    expect(codec.decode(token, 'resources', 'e1', 'alice')).toEqual(pos);
+    rejects(() => codec.decode(token, 'resources', 'e1', 'bob'));
+    rejects(() => codec.decode(token, 'resources', 'e1'));
+  });
+
+  it('reveals nothing: neither the upstream cursor nor which upstream comes next', () => {
+    const a = codec.encode({ ...pos, index: 1 });
+    const b = codec.encode({ ...pos, index: 1 });
+    expect(a).not.toBe(b); // a fresh IV each time
+    expect(Buffer.from(a.split('.')[1]!, 'base64url').toString('latin1')).not.toMatch(/e1|up:c/);
+  });
+
   it('is opaque: the upstream cursor does not appear verbatim', () => {
     expect(codec.encode(pos)).not.toContain('up:c/2');
   });

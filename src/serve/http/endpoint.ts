@@ -47,6 +47,8 @@ export interface HttpEndpoint extends AsyncDisposable {
   readonly openStreams: number;
   /** Expires sessions idle for `sessionIdleMs` (on the clock); returns how many. */
   sweep(): number;
+  /** Replaces the authentication (a reload); sessions stay bound to the principals that made them. */
+  reloadAuth(auth: AuthConfig | undefined): void;
   /** Stops accepting, ends listens and sessions (their subscriptions are released). Idempotent. */
   close(): Promise<void>;
 }
@@ -87,7 +89,10 @@ const KEEP_ALIVE_MS = 15_000;
  */
 export function createHttpEndpoint(options: HttpEndpointOptions): HttpEndpoint {
   const { proxy, config, logger } = options;
-  const authenticator: Authenticator | undefined = options.auth && createAuthenticator(options.auth, { logger, ...(options.now ? { now: options.now } : {}) });
+  const makeAuthenticator = (auth: AuthConfig | undefined): Authenticator | undefined =>
+    auth && createAuthenticator(auth, { logger, ...(options.now ? { now: options.now } : {}) });
+  let authConfig = options.auth;
+  let authenticator = makeAuthenticator(authConfig);
   let guard: OriginHostCheck | undefined; // made once the port is known
   const clock = options.clock ?? Date;
   const sessions = new Map<string, LegacySession>();
@@ -101,7 +106,7 @@ export function createHttpEndpoint(options: HttpEndpointOptions): HttpEndpoint {
     (ctx) => {
       const caller = ctx.authInfo && callers.get(ctx.authInfo);
       if (!caller) throw new Error('unauthenticated request reached the MCP handler');
-      return proxy.statelessServer('modern');
+      return proxy.statelessServer('modern', caller);
     },
     { legacy: 'reject', onerror: (err) => logger.debug({ err: err.message }, 'http: modern request') },
   );
@@ -130,8 +135,8 @@ export function createHttpEndpoint(options: HttpEndpointOptions): HttpEndpoint {
     if (req.method === 'GET' && url.pathname === '/healthz') return json(res, 200, { status: 'ok' });
     if (req.method === 'GET' && url.pathname === '/readyz') return readyz(res);
     if (req.method === 'GET' && metadataPaths.has(url.pathname)) {
-      if (!options.auth) return json(res, 404, { error: 'not_found' });
-      return json(res, 200, protectedResourceMetadata(`${base}${config.path}`, options.auth));
+      if (!authConfig) return json(res, 404, { error: 'not_found' });
+      return json(res, 200, protectedResourceMetadata(`${base}${config.path}`, authConfig));
     }
     if (url.pathname !== config.path) return json(res, 404, { error: 'not_found' });
 
@@ -176,9 +181,10 @@ export function createHttpEndpoint(options: HttpEndpointOptions): HttpEndpoint {
     const message = body as { id?: string | number; method?: string; params?: { notifications?: unknown } };
     if (message.method === 'subscriptions/listen' && (typeof message.id === 'string' || typeof message.id === 'number')) {
       logger.debug({ principal: caller.principal, session: caller.session }, 'http: listen');
+      const identity = { principal: caller.principal, roles: caller.roles, transport: 'http' as const };
       const listen = await serveListen(res, message as { id: string | number }, {
-        openSession: (o) => proxy.openSession(o),
-        subscribe: (s, uri) => proxy.resources.subscribe(s.session, uri),
+        openSession: (o) => proxy.openSession({ ...o, caller: identity, id: caller.session }),
+        accept: (s, uri) => proxy.gate.listen(s.caller, s.session, uri),
         maxQueuedBytes: options.maxQueuedBytes,
         keepAliveMs: KEEP_ALIVE_MS,
       });
@@ -206,10 +212,11 @@ export function createHttpEndpoint(options: HttpEndpointOptions): HttpEndpoint {
       logger.warn({ limit: config.maxSessions }, 'http: session refused: maxSessions reached');
       return json(res, 503, rpcError(-32000, 'Too many sessions'), { 'retry-after': '1' });
     }
-    const downstream = proxy.openSession();
+    const sessionId = randomBytes(16).toString('base64url'); // 128 bits from the CSPRNG
+    const downstream = proxy.openSession({ id: sessionId, caller: { principal: who.principal, roles: who.roles, transport: 'http' } });
     let session: LegacySession | undefined;
     const transport = new NodeStreamableHTTPServerTransport({
-      sessionIdGenerator: () => randomBytes(16).toString('base64url'),
+      sessionIdGenerator: () => sessionId,
       onsessioninitialized: (sid) => {
         session = { id: sid, principal: who.principal, transport, downstream, lastActive: clock.now(), busy: 0 };
         sessions.set(sid, session);
@@ -281,6 +288,10 @@ export function createHttpEndpoint(options: HttpEndpointOptions): HttpEndpoint {
     },
     get sessions() {
       return sessions.size;
+    },
+    reloadAuth(auth) {
+      authenticator = makeAuthenticator(auth);
+      authConfig = auth;
     },
     get openStreams() {
       let n = 0;

@@ -7,8 +7,8 @@ import type { DownstreamSession, SessionOptions } from '../../proxy.js';
 export interface ListenDeps {
   /** Opens the session whose subscriptions this listen holds (notifications go to `sink`). */
   openSession(options: SessionOptions): DownstreamSession;
-  /** Subscribes the session to a namespaced URI; rejects when it is not served. */
-  subscribe(session: DownstreamSession, uri: string): Promise<void>;
+  /** Subscribes the session to a namespaced URI (decided by policy); false when it is not served or not allowed. */
+  accept(session: DownstreamSession, uri: string): Promise<boolean>;
   /** Bound on unsent output; past it the stream is closed (the client reconnects). */
   maxQueuedBytes: number;
   /** Interval of SSE keep-alive comments, in ms. */
@@ -78,7 +78,7 @@ export async function serveListen(res: ServerResponse, message: { id: Id; params
   const accepted: string[] = [];
   for (const uri of requested) {
     if (!open) break;
-    if (await deps.subscribe(downstream, uri).then(() => true, () => false)) accepted.push(uri);
+    if (await deps.accept(downstream, uri).catch(() => false)) accepted.push(uri);
   }
   const honored: Record<string, unknown> = {};
   if (accepted.length > 0) honored.resourceSubscriptions = accepted;

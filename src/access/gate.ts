@@ -1,0 +1,268 @@
+// The one decision point: every resource operation and notification is decided by policy, rate limited and audited here.
+import { ErrorCodes, JsonRpc, JsonRpcError, ProxyError } from '../errors.js';
+import type { Logger } from '../logger.js';
+import type { ListKind } from '../federation/cursor.js';
+import { attachedHint, withHint } from '../federation/cache-hint.js';
+import type { CompleteParams, FederatedResources, ListResult, OperationTrace } from '../federation/resources.js';
+import type { Session } from '../federation/sessions.js';
+import { decodeUri, NAMESPACE_DELIMITER } from '../federation/uri.js';
+import type { CompleteResultT, ReadResultT } from '../protocol.js';
+import type { AuditEntry, AuditLog, AuditOutcome } from './audit-log.js';
+import type { Caller } from './caller.js';
+import type { Policy, PolicyAction, PolicyDecision } from './policy.js';
+import type { RateLimiter } from './rate-limiter.js';
+import { expandKnown } from './template-expand.js';
+
+/** What the gate enforces; swapped as a whole on reload. */
+export interface AccessRules {
+  policy: Policy;
+  limiter: RateLimiter;
+}
+
+/** Options of {@link AccessGate}. */
+export interface AccessGateOptions {
+  resources: FederatedResources;
+  /** The configured server ids (to decode namespaced URIs). */
+  serverIds: ReadonlySet<string>;
+  rules: AccessRules;
+  audit: AuditLog;
+  logger: Logger;
+  /** Monotonic ms clock for `durationMs`. Default: performance.now. */
+  now?: () => number;
+}
+
+const NOT_FOUND = () => new ProxyError(ErrorCodes.RESOURCE_NOT_FOUND, 'Resource not found');
+/** A request that is not about one resource: every list, and what the rate limiter refuses. */
+const PER_ITEM: PolicyDecision = { allow: true, rule: 'per-item' };
+const RATE_LIMITED: PolicyDecision = { allow: false, rule: 'rate-limit' };
+const UNKNOWN: PolicyDecision = { allow: false, rule: 'default' };
+
+/**
+ * Every path a caller reaches resources by goes through here, so a decision is made in exactly one
+ * place: list and template entries are filtered before pagination (`list`), reads, subscriptions,
+ * listens and completions are decided before any upstream work (`read`, `subscribe`, `complete`),
+ * and each update is decided again at delivery (`read`). A denied resource is answered exactly as a
+ * missing one (same error, same data, no upstream round trip); the true reason goes only to the
+ * audit log, which gets one record per decision, written before the answer leaves. Reads are rate
+ * limited per principal before anything else, whatever their outcome.
+ *
+ * With a policy in force, every result is `private` towards 2026 clients: what one caller sees is
+ * not what another may.
+ */
+export class AccessGate {
+  private rules: AccessRules;
+  private readonly now: () => number;
+
+  constructor(private readonly options: AccessGateOptions) {
+    this.rules = options.rules;
+    this.now = options.now ?? (() => performance.now());
+  }
+
+  /** Replaces the policy and the rate limits (a reload); standing subscriptions are decided again at their next delivery. */
+  reload(rules: AccessRules): void {
+    this.rules = rules;
+  }
+
+  /** Whether a policy is in force (else everything is allowed, and only audited). */
+  get enforced(): boolean {
+    return this.rules.policy.enforced;
+  }
+
+  /** `resources/list` or `resources/templates/list`: entries the caller may not see never reach a page. */
+  async list(caller: Caller, kind: ListKind, cursor: string | undefined, signal?: AbortSignal): Promise<ListResult> {
+    const method = kind === 'resources' ? 'resources/list' : 'resources/templates/list';
+    const trace: OperationTrace = {};
+    const { policy } = this.rules;
+    const key = kind === 'resources' ? 'uri' : 'uriTemplate';
+    const filter = policy.enforced
+      ? (server: string, item: Record<string, unknown>) => {
+          const uri = (item[key] as string).slice(server.length + NAMESPACE_DELIMITER.length);
+          const d = kind === 'resources' ? policy.decide(caller, 'list', server, uri) : policy.decideTemplate(caller, 'list', server, uri);
+          return d.allow;
+        }
+      : undefined;
+    return this.audited(caller, method, undefined, trace, () => PER_ITEM, async () =>
+      this.scoped(await this.options.resources.list(kind, cursor, signal, { ...(filter ? { filter } : {}), binding: caller.principal }, trace)),
+    );
+  }
+
+  /** `resources/read`: rate limited, decided, then read (through the cache). */
+  read(caller: Caller, uri: string, signal?: AbortSignal): Promise<ReadResultT> {
+    const trace: OperationTrace = {};
+    const limited = this.rules.limiter.take(caller);
+    if (!limited.ok) {
+      const error = new JsonRpcError(JsonRpc.SERVER_ERROR, 'Rate limit exceeded', { retryAfterMs: limited.retryAfterMs });
+      this.record(caller, 'resources/read', uri, trace, RATE_LIMITED, 'rate_limited', this.now());
+      return Promise.reject(error);
+    }
+    return this.decided(caller, 'resources/read', 'read', uri, trace, async () => this.scoped(await this.options.resources.read(uri, signal, trace)));
+  }
+
+  /** `resources/subscribe` (2025) for `session`. */
+  subscribe(caller: Caller, session: Session, uri: string): Promise<void> {
+    const trace: OperationTrace = {};
+    return this.decided(caller, 'resources/subscribe', 'subscribe', uri, trace, () => this.options.resources.subscribe(session, uri, trace));
+  }
+
+  /** `resources/unsubscribe`: always allowed (it only gives something up). */
+  unsubscribe(caller: Caller, session: Session, uri: string): Promise<void> {
+    const trace: OperationTrace = {};
+    const target = decodeUri(uri, this.options.serverIds);
+    if (target) Object.assign(trace, { server: target.server, upstreamUri: target.uri });
+    return this.audited(caller, 'resources/unsubscribe', uri, trace, () => ({ allow: true, rule: 'default' }), () =>
+      this.options.resources.unsubscribe(session, uri),
+    );
+  }
+
+  /**
+   * One URI of a `subscriptions/listen` filter (2026): true when it was accepted (decided as a
+   * subscription, then held for `session`). A denied URI is refused exactly as an unknown one.
+   */
+  listen(caller: Caller, session: Session, uri: string): Promise<boolean> {
+    const trace: OperationTrace = {};
+    return this.decided(caller, 'subscriptions/listen', 'subscribe', uri, trace, () => this.options.resources.subscribe(session, uri, trace)).then(
+      () => true,
+      () => false,
+    );
+  }
+
+  /**
+   * `completion/complete`: the template must be allowed (`complete`), and each value is decided as
+   * the read of the URI it would produce (`read`); values that would produce a denied URI are dropped.
+   */
+  complete(caller: Caller, params: CompleteParams, signal?: AbortSignal): Promise<CompleteResultT> {
+    const trace: OperationTrace = {};
+    const uri = params.ref.uri ?? '';
+    const target = params.ref.type === 'ref/resource' ? decodeUri(uri, this.options.serverIds) : undefined;
+    const decide = (): PolicyDecision => {
+      if (params.ref.type !== 'ref/resource') return { allow: true, rule: 'default' }; // refused as invalid params below
+      return target ? this.rules.policy.decideTemplate(caller, 'complete', target.server, target.uri) : UNKNOWN;
+    };
+    return this.audited(caller, 'completion/complete', uri, trace, decide, async () => {
+      const result = await this.options.resources.complete(params, signal, trace);
+      const policy = this.rules.policy;
+      if (!policy.enforced || !target) return result;
+      const vars = { ...(params.context?.arguments ?? {}) };
+      const values = result.completion.values.filter((value) => {
+        vars[params.argument.name] = value;
+        return policy.decideTemplate(caller, 'read', target.server, expandKnown(target.uri, vars)).allow;
+      });
+      if (values.length === result.completion.values.length) return result;
+      const { total: _total, ...completion } = result.completion;
+      return { ...result, completion: { ...completion, values } };
+    });
+  }
+
+  /**
+   * Whether an update of the federated `uri` may be delivered to `caller` now (decided again at
+   * every delivery: a reload can revoke a standing subscription). Audited either way.
+   */
+  deliver(caller: Caller, uri: string): boolean {
+    const started = this.now();
+    const target = decodeUri(uri, this.options.serverIds);
+    const trace: OperationTrace = target ? { server: target.server, upstreamUri: target.uri } : {};
+    const decision = target ? this.safeDecide(caller, 'read', target.server, target.uri) : UNKNOWN;
+    this.record(caller, 'notifications/resources/updated', uri, trace, decision, decision.allow ? 'ok' : 'denied', started);
+    return decision.allow;
+  }
+
+  /** Decides `action` on `uri`; a deny (or an unknown URI) is thrown as not-found before `run` is called. */
+  private decided<T>(caller: Caller, method: string, action: PolicyAction, uri: string, trace: OperationTrace, run: () => Promise<T>): Promise<T> {
+    const target = decodeUri(uri, this.options.serverIds);
+    if (target) Object.assign(trace, { server: target.server, upstreamUri: target.uri });
+    const decide = () => (target ? this.safeDecide(caller, action, target.server, target.uri) : UNKNOWN);
+    return this.audited(caller, method, uri, trace, decide, run);
+  }
+
+  private async audited<T>(
+    caller: Caller,
+    method: string,
+    uri: string | undefined,
+    trace: OperationTrace,
+    decide: () => PolicyDecision,
+    run: () => Promise<T>,
+  ): Promise<T> {
+    const started = this.now();
+    let decision: PolicyDecision;
+    try {
+      decision = decide();
+    } catch {
+      decision = { allow: false, rule: 'error' };
+    }
+    if (!decision.allow) {
+      const unknown = decision === UNKNOWN;
+      this.record(caller, method, uri, trace, decision, unknown ? 'not_found' : 'denied', started);
+      throw NOT_FOUND();
+    }
+    try {
+      const result = await run();
+      this.record(caller, method, uri, trace, decision, 'ok', started);
+      return result;
+    } catch (err) {
+      this.record(caller, method, uri, trace, decision, outcomeOf(err), started);
+      throw err;
+    }
+  }
+
+  private safeDecide(caller: Caller, action: PolicyAction, server: string, uri: string): PolicyDecision {
+    try {
+      return this.rules.policy.decide(caller, action, server, uri);
+    } catch {
+      return { allow: false, rule: 'error' }; // an evaluation error is a deny
+    }
+  }
+
+  /** With a policy in force, what one caller got is not for another: the hint becomes private. */
+  private scoped<T extends object>(result: T): T {
+    if (!this.rules.policy.enforced) return result;
+    const hint = attachedHint(result);
+    return hint && hint.scope !== 'private' ? withHint(result, { ttlMs: hint.ttlMs, scope: 'private' }) : result;
+  }
+
+  private record(
+    caller: Caller,
+    method: string,
+    uri: string | undefined,
+    trace: OperationTrace,
+    decision: PolicyDecision,
+    outcome: AuditOutcome,
+    started: number,
+  ): void {
+    const entry: AuditEntry = {
+      caller,
+      method,
+      ...(uri === undefined ? {} : { uri }),
+      ...(trace.server === undefined ? {} : { server: trace.server }),
+      ...(trace.upstreamUri === undefined ? {} : { upstreamUri: trace.upstreamUri }),
+      decision: decision.allow ? 'allow' : 'deny',
+      rule: decision.rule,
+      outcome,
+      ...(trace.cache === undefined ? {} : { cache: trace.cache }),
+      ...(trace.bytes === undefined ? {} : { bytes: trace.bytes }),
+      ...(trace.returned === undefined ? {} : { returned: trace.returned }),
+      ...(trace.filtered === undefined ? {} : { filtered: trace.filtered }),
+      durationMs: Math.max(0, Math.round((this.now() - started) * 1000) / 1000),
+    };
+    this.options.audit.record(entry); // throws when the log cannot be written: the request then fails
+  }
+}
+
+/** The audit outcome of a failed operation. */
+function outcomeOf(err: unknown): AuditOutcome {
+  if (err instanceof ProxyError) {
+    switch (err.code) {
+      case ErrorCodes.RESOURCE_NOT_FOUND:
+      case ErrorCodes.UPSTREAM_UNAVAILABLE:
+        return 'not_found';
+      case ErrorCodes.UPSTREAM_TIMEOUT:
+        return 'timeout';
+      case ErrorCodes.CANCELLED:
+        return 'cancelled';
+      default:
+        return `error:${err.code}`;
+    }
+  }
+  if (err instanceof JsonRpcError) return `error:${err.code}`;
+  return 'error:INTERNAL';
+}
+
