@@ -6,7 +6,7 @@ import { InMemoryTransport } from '@modelcontextprotocol/sdk/inMemory.js';
 import type { Server } from '@modelcontextprotocol/sdk/server/index.js';
 import { parseConfig } from '../../src/config/load.js';
 import { createLogger } from '../../src/logger.js';
-import { createProxy, type Proxy } from '../../src/proxy.js';
+import { createProxy, type CallerIdentity, type Proxy } from '../../src/proxy.js';
 import type { TransportFactory } from '../../src/upstream/transports.js';
 
 /** Makes the upstream Server for one connection attempt, or throws to simulate a failed start. */
@@ -22,16 +22,20 @@ export interface HarnessOptions {
   clock?: { now(): number };
   /** Jitter source for reconnect backoff. */
   random?: () => number;
+  /** Audit log (default: from config, none). */
+  audit?: import('../../src/access/audit-log.js').AuditLog;
+  /** Monotonic clock for rate limits. */
+  now?: () => number;
 }
 
 export interface Harness extends AsyncDisposable {
   proxy: Proxy;
   /** JSON log records written so far. */
   logs: Record<string, unknown>[];
-  /** Opens a new downstream session and returns its connected Client (SDK v1, MCP 2025-11-25). */
-  client(): Promise<Client>;
+  /** Opens a new downstream session (as `caller`, default the stdio one) and returns its connected Client (SDK v1, MCP 2025-11-25). */
+  client(caller?: CallerIdentity): Promise<Client>;
   /** Opens a new downstream session with an SDK v2 Client negotiating `auto` (MCP 2026-07-28 first). */
-  modernClient(): Promise<ModernClient>;
+  modernClient(caller?: CallerIdentity): Promise<ModernClient>;
 }
 
 /** Starts a proxy whose upstreams are in-process Servers; dispose with `await using`. */
@@ -66,23 +70,25 @@ export async function startHarness(options: HarnessOptions): Promise<Harness> {
     transportFactory,
     ...(options.clock ? { clock: options.clock } : {}),
     ...(options.random ? { random: options.random } : {}),
+    ...(options.audit ? { audit: options.audit } : {}),
+    ...(options.now ? { now: options.now } : {}),
   });
   await proxy.start();
   const clients: { close(): Promise<void> }[] = [];
   return {
     proxy,
     logs,
-    async client() {
+    async client(caller) {
       const [clientSide, serverSide] = InMemoryTransport.createLinkedPair();
-      await proxy.connect(serverSide);
+      await proxy.connect(serverSide, caller);
       const client = new Client({ name: 'test-client', version: '1.0.0' });
       await client.connect(clientSide);
       clients.push(client);
       return client;
     },
-    async modernClient() {
+    async modernClient(caller) {
       const [clientSide, serverSide] = ModernInMemoryTransport.createLinkedPair();
-      await proxy.connect(serverSide);
+      await proxy.connect(serverSide, caller);
       const client = new ModernClient({ name: 'modern-test-client', version: '1.0.0' }, { versionNegotiation: { mode: 'auto' } });
       await client.connect(clientSide);
       clients.push(client);
