@@ -216,10 +216,10 @@ const listAll = async (client) => {
 const expectAtLeast = (count, min, what) => {
   if (count < min) throw new Error(`${what}: got ${count} resources, expected >= ${min}`);
 };
-const listAllTimed = (clients, what) =>
+const listAllTimed = (clients, what, min = UPSTREAMS * RESOURCES) =>
   timeIt(async () => {
     const counts = await Promise.all(clients.map(listAll));
-    expectAtLeast(counts.reduce((a, b) => a + b, 0), UPSTREAMS * RESOURCES, what);
+    expectAtLeast(counts.reduce((a, b) => a + b, 0), min, what);
   });
 const startupToFirstList = async (spawnAll) => {
   const t0 = now();
@@ -383,6 +383,48 @@ const modernPhase = async () => {
   await closeHandles(direct, proxy);
 };
 
+/** A 20-rule policy: 18 decoys that never match, one allow for the bench principal, one deny that filters 10% of the catalog. */
+const benchPolicy = () => ({
+  default: 'deny',
+  rules: [
+    ...Array.from({ length: 18 }, (_, i) => ({ id: `team-${i}`, effect: 'allow', principals: [`user${i}`], resources: [`file:///team${i}/**`, `memo:${i}/**`] })),
+    { id: 'bench', effect: 'allow', roles: ['bench'] },
+    { id: 'no-nines', effect: 'deny', resources: ['fixture://res/*9'] },
+  ],
+});
+
+const accessPhase = async () => {
+  progress('policy + audit vs neither');
+  const auditFile = join(tmp, 'audit.jsonl');
+  const governed = { stdio: { principal: 'bench', roles: ['bench'] }, policy: benchPolicy(), audit: { file: auditFile } };
+  const plain = await attempt(() => spawnSettledProxy({ bench: [] }, { cache: { enabled: false } }));
+  const guarded = await attempt(() => spawnSettledProxy({ bench: [] }, { cache: { enabled: false }, ...governed }));
+  let pTp;
+  let gTp;
+  const cpu = await on(guarded, (h) =>
+    cpuPer(h.pid, (N.throughputReps + 1) * N.throughput, async () => {
+      [pTp, gTp] = await interleavedMedians(
+        N.throughputReps,
+        sideOf(plain, (p) => throughput(p.client, textUris('bench+'))),
+        sideOf(guarded, (g) => throughput(g.client, textUris('bench+'))),
+      );
+    }),
+  );
+  addRow(`read throughput, 20-rule policy + audit file vs neither (direct column: neither; cache off)`, pTp, gTp, 'rps', RATIO('≥ 0.85', (r) => r >= 0.85));
+  addRow('proxy CPU per read with policy + audit', undefined, cpu, 'us');
+  await closeHandles(plain, guarded);
+
+  const plainList = await attempt(() => spawnSettledProxy(tenUpstreams()));
+  const guardedList = await attempt(() => spawnSettledProxy(tenUpstreams(), governed));
+  const [pList, gList] = await interleavedMedians(
+    N.listReps,
+    sideOf(plainList, (p) => listAllTimed([p.client], 'plain list')),
+    sideOf(guardedList, (g) => listAllTimed([g.client], 'filtered list', UPSTREAMS * RESOURCES * 0.9)),
+  );
+  addRow(`full list ${UPSTREAMS}×${RESOURCES}, policy filtering 10% vs none (direct column: none)`, pList, gList, 'ms', RATIO('≤ 1.1', (r) => r <= 1.1));
+  await closeHandles(plainList, guardedList);
+};
+
 const listPhase = async () => {
   progress(`full list (${UPSTREAMS} upstreams × ${RESOURCES})`);
   const directs = await attempt(() => spawnFixtures(UPSTREAMS));
@@ -451,8 +493,8 @@ const extrasPhase = async (direct, proxy) => {
   );
 };
 
-/** `BENCH_PHASES=read,list` runs only those phases (read, modern, list, startup, extras); default: all. */
-const PHASES = new Set((process.env.BENCH_PHASES ?? 'read,modern,list,startup,extras').split(',').map((p) => p.trim()));
+/** `BENCH_PHASES=read,list` runs only those phases (read, modern, access, list, startup, extras); default: all. */
+const PHASES = new Set((process.env.BENCH_PHASES ?? 'read,modern,access,list,startup,extras').split(',').map((p) => p.trim()));
 
 const main = async () => {
   progress(existsSync(CLI) ? `proxy: ${CLI}` : `proxy: ${CLI} missing, proxy columns will be n/a`);
@@ -465,6 +507,7 @@ const main = async () => {
     await closeHandles(relayProxy);
   }
   if (PHASES.has('modern')) await modernPhase();
+  if (PHASES.has('access')) await accessPhase();
   if (PHASES.has('list')) await listPhase();
   if (PHASES.has('startup')) await startupPhase();
   if (PHASES.has('extras')) {
