@@ -94,7 +94,7 @@ export function createFacadeServer(options: FacadeOptions): Server {
     try {
       return await fn();
     } catch (err) {
-      logFailure(logger, method, err);
+      logFailure(logger, method, err, caller);
       throw toJsonRpcError(err, ctx);
     }
   };
@@ -210,7 +210,7 @@ function oneLine(text: string): string {
 }
 
 /** Expected outcomes (not found, bad cursor, cancel) log at debug; upstream failures at warn. */
-function logFailure(logger: Logger, method: string, err: unknown): void {
+function logFailure(logger: Logger, method: string, err: unknown, caller: Caller): void {
   const code = err instanceof ProxyError ? err.code : undefined;
   const quiet =
     code === ErrorCodes.RESOURCE_NOT_FOUND ||
@@ -218,7 +218,14 @@ function logFailure(logger: Logger, method: string, err: unknown): void {
     code === ErrorCodes.INVALID_PARAMS ||
     code === ErrorCodes.LIMIT_EXCEEDED ||
     code === ErrorCodes.CANCELLED;
-  const record = { method, code, details: err instanceof ProxyError ? err.details : undefined, err: code ? undefined : String(err) };
+  const record = {
+    method,
+    principal: caller.principal,
+    session: caller.session,
+    code,
+    details: err instanceof ProxyError ? err.details : undefined,
+    err: code ? undefined : String(err),
+  };
   if (quiet) logger.debug(record, 'request failed');
   else logger.warn(record, 'request failed');
 }
