@@ -7,7 +7,7 @@ import type { CompleteParams, FederatedResources, ListResult, OperationTrace } f
 import type { Session } from '../federation/sessions.js';
 import { decodeUri, NAMESPACE_DELIMITER } from '../federation/uri.js';
 import type { CompleteResultT, ReadResultT } from '../protocol.js';
-import type { AuditEntry, AuditLog, AuditOutcome } from './audit-log.js';
+import { noopAuditLog, type AuditEntry, type AuditLog, type AuditOutcome } from './audit-log.js';
 import type { Caller } from './caller.js';
 import type { Policy, PolicyAction, PolicyDecision } from './policy.js';
 import type { RateLimiter } from './rate-limiter.js';
@@ -228,6 +228,7 @@ export class AccessGate {
     outcome: AuditOutcome,
     started: number,
   ): void {
+    if (this.options.audit === noopAuditLog) return; // no audit configured: build nothing
     const entry: AuditEntry = {
       caller,
       method,

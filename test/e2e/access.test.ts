@@ -1,5 +1,5 @@
 // Policy and audit through the built CLI: an audit file that survives SIGKILL and verifies; two principals with different policies on one HTTP gateway.
-import { readFileSync } from 'node:fs';
+import { readFileSync, writeFileSync } from 'node:fs';
 import { createInterface } from 'node:readline';
 import { execa } from 'execa';
 import { describe, expect, it } from 'vitest';
@@ -104,6 +104,30 @@ describe('two principals on one HTTP gateway', () => {
     } finally {
       gw.kill('SIGTERM');
       expect((await gw).exitCode).toBe(0);
+    }
+  });
+});
+
+describe('reload', () => {
+  it('SIGHUP reloads the policy without dropping the session; a file that does not load keeps the running one', async () => {
+    await using dir = new TempDir();
+    const base = { servers: { fx: upstreams.fixture('--resources', '3') }, stdio: { principal: 'erin', roles: ['eng'] } };
+    const proxy = await ProxyProcess.start({ ...base, policy: POLICY }, { logLevel: 'info' });
+    try {
+      const file = proxy.configFile;
+      await proxy.client.readResource({ uri: 'fx+fixture://res/0' });
+      writeFileSync(file, JSON.stringify({ ...base, policy: { default: 'deny', rules: [{ id: 'only-1', effect: 'allow', resources: ['fixture://res/1'] }] } }));
+      process.kill(proxy.pid, 'SIGHUP');
+      await proxy.waitForLog((r) => r.msg === 'configuration reloaded (policy, limits, auth)');
+      expect(await rpcError(proxy.client.readResource({ uri: 'fx+fixture://res/0' }))).toEqual(notFound('fx+fixture://res/0'));
+      await proxy.client.readResource({ uri: 'fx+fixture://res/1' }); // same session, new rules
+      writeFileSync(file, '{ "servers": ');
+      process.kill(proxy.pid, 'SIGHUP');
+      await proxy.waitForLog((r) => r.msg === 'configuration not reloaded: keeping the running one');
+      await proxy.client.readResource({ uri: 'fx+fixture://res/1' });
+      expect(await rpcError(proxy.client.readResource({ uri: 'fx+fixture://res/0' }))).toEqual(notFound('fx+fixture://res/0'));
+    } finally {
+      await proxy[Symbol.asyncDispose]();
     }
   });
 });

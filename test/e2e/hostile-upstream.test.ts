@@ -113,8 +113,11 @@ describe('an upstream whose reads never answer, behind a small queue', () => {
       servers: {
         hang: { ...upstreams.fixture('--resources', '2', '--hang-prefix', 'fixture://hang/'), timeoutMs: 1_000, concurrency: 2, cache: false },
       },
-    });
+    }, { logLevel: 'info' });
     const { client } = proxy;
+    // timeoutMs also bounds the upstream's start: on a loaded machine its first attempt may miss it
+    // and the proxy retries with backoff. Wait for it to be up rather than for a fixed time.
+    await proxy.waitForLog((r) => r.msg === 'upstream ready' && r.server === 'hang');
     expect((await client.readResource({ uri: 'hang+fixture://res/1' })).contents).toHaveLength(1); // upstream up
     const hung = Array.from({ length: HUNG }, () => rpcError(client.readResource({ uri: 'hang+fixture://hang/forever' })));
     const normal = await client.readResource({ uri: 'hang+fixture://res/0' });

@@ -276,3 +276,44 @@ describe('HTTP startup and shutdown', () => {
     await g[Symbol.asyncDispose]();
   });
 });
+
+describe('JWT authentication through the gateway', () => {
+  it('accepts a JWT verified against a local JWKS (principal and roles from its claims); refuses expired, wrong-audience and unsigned ones', async () => {
+    const { generateKeyPair, exportJWK, SignJWT } = await import('jose');
+    const { privateKey, publicKey } = await generateKeyPair('ES256');
+    const jwk = { ...(await exportJWK(publicKey)), kid: 'k1', alg: 'ES256', use: 'sig' };
+    const { createServer } = await import('node:http');
+    const jwks = createServer((_req, res) => res.writeHead(200, { 'content-type': 'application/json' }).end(JSON.stringify({ keys: [jwk] })));
+    await new Promise<void>((r) => jwks.listen(0, '127.0.0.1', () => r()));
+    const jwksUrl = `http://127.0.0.1:${(jwks.address() as { port: number }).port}/jwks.json`;
+    const sign = (claims: Record<string, unknown>, expiresIn = '5m') =>
+      new SignJWT(claims).setProtectedHeader({ alg: 'ES256', kid: 'k1' }).setIssuer('https://idp.test').setIssuedAt().setExpirationTime(expiresIn).sign(privateKey);
+    await using g = await HttpGateway.start({
+      servers: { fx: upstreams.fixture('--resources', '1') },
+      auth: { jwt: { jwksUrl, issuer: 'https://idp.test', audience: 'mcp-federate' } },
+      policy: { default: 'deny', rules: [{ id: 'eng', effect: 'allow', roles: ['eng'] }] },
+    });
+    try {
+      const good = await sign({ sub: 'dana', roles: ['eng'], aud: 'mcp-federate' });
+      const { client } = await g.legacyClient(good);
+      expect((await client.listResources()).resources.map((r) => r.uri)).toContain('fx+fixture://res/0');
+      await client.close();
+      const noRole = await g.legacyClient(await sign({ sub: 'eve', roles: [], aud: 'mcp-federate' }));
+      expect((await noRole.client.listResources()).resources).toEqual([]); // authenticated, but the policy gives eve nothing
+      await noRole.client.close();
+      expect(await (await fetch(`${g.origin()}/.well-known/oauth-protected-resource/mcp`)).json()).toMatchObject({ authorization_servers: ['https://idp.test'] });
+      const refused = [
+        await sign({ sub: 'dana', roles: ['eng'], aud: 'mcp-federate' }, '-1m'),
+        await sign({ sub: 'dana', roles: ['eng'], aud: 'someone-else' }),
+        `${Buffer.from('{"alg":"none"}').toString('base64url')}.${Buffer.from('{"sub":"dana","aud":"mcp-federate"}').toString('base64url')}.`,
+      ];
+      for (const token of refused) {
+        const res = await g.post(initialize, { authorization: `Bearer ${token}` });
+        expect(res.status).toBe(401);
+        expect(res.headers.get('www-authenticate')).toContain('error="invalid_token"');
+      }
+    } finally {
+      jwks.close();
+    }
+  });
+});
