@@ -317,3 +317,24 @@ describe('JWT authentication through the gateway', () => {
     }
   });
 });
+
+describe('HTTP limits', () => {
+  it('a client that never finishes its headers is cut off at http.headersTimeoutMs; others are served meanwhile', async () => {
+    const { connect } = await import('node:net');
+    await using g = await HttpGateway.start({
+      servers: { fx: upstreams.fixture('--resources', '1') },
+      http: { headersTimeoutMs: 1_000, requestTimeoutMs: 2_000 },
+    });
+    const socket = connect(Number(g.url.port), '127.0.0.1');
+    await new Promise<void>((r) => socket.once('connect', () => r()));
+    socket.write('POST /mcp HTTP/1.1\r\nHost: 127.0.0.1\r\nX-Slow: '); // and nothing more
+    const ended = new Promise<string>((resolve) => {
+      let got = '';
+      socket.on('data', (d) => (got += String(d)));
+      socket.once('close', () => resolve(got));
+    });
+    expect((await fetch(`${g.origin()}/healthz`)).status).toBe(200); // served while the slow one hangs
+    const answer = await within(ended, 'the slow connection to be closed', 8_000);
+    expect(answer === '' || /^HTTP\/1\.1 (408|400)/.test(answer)).toBe(true);
+  });
+});

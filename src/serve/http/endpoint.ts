@@ -116,6 +116,9 @@ export function createHttpEndpoint(options: HttpEndpointOptions): HttpEndpoint {
     headersTimeout: config.headersTimeoutMs,
     requestTimeout: config.requestTimeoutMs,
     keepAliveTimeout: config.keepAliveTimeoutMs,
+    // Node checks those two timeouts only every connectionsCheckingInterval (30 s by default), which
+    // would let a slow client hold a connection far past them.
+    connectionsCheckingInterval: Math.max(100, Math.min(1_000, Math.floor(Math.min(config.headersTimeoutMs, config.requestTimeoutMs) / 2))),
   });
   server.on('request', (req, res) => {
     handle(req, res).catch((err: unknown) => {
