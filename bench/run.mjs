@@ -1,11 +1,15 @@
 // Benchmark: a direct SDK client vs the same client through the mcp-federate proxy (dist/cli.js), in one run.
+import { spawn } from 'node:child_process';
 import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { cpus, tmpdir } from 'node:os';
 import { dirname, join, resolve } from 'node:path';
 import { performance } from 'node:perf_hooks';
+import { createInterface } from 'node:readline';
+import { setTimeout as delay } from 'node:timers/promises';
 import { fileURLToPath } from 'node:url';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js';
+import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import { ResourceUpdatedNotificationSchema } from '@modelcontextprotocol/sdk/types.js';
 import { Client as ModernClient } from '@modelcontextprotocol/client';
 import { StdioClientTransport as ModernStdioTransport } from '@modelcontextprotocol/client/stdio';
@@ -22,6 +26,9 @@ const BASE_ARGS = ['--resources', String(RESOURCES), '--page-size', '100', '--si
 const TEXT_IDS = Array.from({ length: RESOURCES }, (_, i) => i).filter((i) => i % 10 !== 9);
 const N = { warmup: 300, latency: 2000, throughput: 5000, inFlight: 32, throughputReps: 3, listReps: 7, startupReps: 3 };
 const N_EXTRA = { cachedUris: 50, burst: 100, relay: 200, relayWarmup: 20, relayTimeoutMs: 2000 };
+// HTTP phase: sessions for the scaling rows share the same total in flight as one session does.
+const N_HTTP = { sessions: 8, idleSessions: 100, idleOpenBatch: 10, idleSettleMs: 2000, startTimeoutMs: 20_000, stopTimeoutMs: 5000 };
+const HTTP_TOKEN = 'bench-token-0123456789abcdef';
 const MAX_PAGES = 10_000;
 const STDERR_TAIL = 4096;
 const TICKS_PER_SECOND = 100; // getconf CLK_TCK on Linux
@@ -71,11 +78,13 @@ const cpuPer = async (pid, units, fn) => {
   await fn();
   return ((cpuMs(pid) - before) * 1000) / units;
 };
-const peakRssMb = (pid) => {
-  const m = /VmHWM:\s+(\d+) kB/.exec(readFileSync(`/proc/${pid}/status`, 'utf8'));
-  if (!m) throw new Error(`no VmHWM for pid ${pid}`);
+const statusMb = (pid, field) => {
+  const m = new RegExp(`${field}:\\s+(\\d+) kB`).exec(readFileSync(`/proc/${pid}/status`, 'utf8'));
+  if (!m) throw new Error(`no ${field} for pid ${pid}`);
   return Number(m[1]) / 1024;
 };
+const peakRssMb = (pid) => statusMb(pid, 'VmHWM');
+const currentRssMb = (pid) => statusMb(pid, 'VmRSS');
 
 // ---- child processes (every one is tracked and closed at the end) ----
 
@@ -170,6 +179,111 @@ const spawnSettledProxy = async (servers, extra) => {
   return handle;
 };
 const tenUpstreams = () => Object.fromEntries(Array.from({ length: UPSTREAMS }, (_, i) => [`u${i}`, []]));
+
+// ---- HTTP servers and clients ----
+
+const parseJsonLine = (line) => {
+  try {
+    return JSON.parse(line);
+  } catch {
+    return undefined;
+  }
+};
+/**
+ * Spawns a server process; resolves once `urlFrom` has found its URL in a stdout/stderr line (and
+ * `readyWhen`, if given, has matched a line). Both pipes are drained for the process's whole life.
+ */
+const spawnServer = async (label, command, args, { urlFrom, readyWhen }) => {
+  const child = spawn(command, args, { stdio: ['ignore', 'pipe', 'pipe'] });
+  let tail = '';
+  let url;
+  let ready = !readyWhen;
+  let settle;
+  const started = new Promise((resolve, reject) => (settle = { resolve, reject }));
+  for (const stream of [child.stdout, child.stderr]) {
+    stream.setEncoding('utf8');
+    stream.on('data', (chunk) => (tail = (tail + chunk).slice(-STDERR_TAIL)));
+    createInterface({ input: stream }).on('line', (line) => {
+      url ??= urlFrom(line);
+      ready ||= readyWhen(line);
+      if (url && ready) settle.resolve();
+    });
+  }
+  child.once('exit', (code, signal) => settle.reject(new Error(`${label} exited (${code ?? signal}) before it was ready — output: ${tail.trim()}`)));
+  const handle = {
+    get pid() {
+      return child.pid;
+    },
+    get url() {
+      return url;
+    },
+    close: async () => {
+      live.delete(handle);
+      if (child.exitCode !== null || child.signalCode !== null) return;
+      const exited = new Promise((resolve) => child.once('exit', resolve));
+      child.kill('SIGTERM');
+      await withTimeout(exited, N_HTTP.stopTimeoutMs, `${label} to exit`).catch(() => child.kill('SIGKILL'));
+    },
+  };
+  live.add(handle);
+  try {
+    await withTimeout(started, N_HTTP.startTimeoutMs, `${label} to listen`);
+  } catch (e) {
+    await handle.close();
+    throw e;
+  }
+  return handle;
+};
+/** The catalog fixture on the SDK v1's own Streamable HTTP server transport (stateful sessions). */
+const spawnHttpFixture = () =>
+  spawnServer('HTTP fixture', process.execPath, [FIXTURE, ...BASE_ARGS, '--http', '0'], {
+    urlFrom: (line) => {
+      const port = parseJsonLine(line)?.port;
+      return port ? `http://127.0.0.1:${port}/mcp` : undefined;
+    },
+  });
+/** The gateway serving Streamable HTTP with one bearer token, `upstream` as its only server `bench`; ready once its upstreams started. */
+const spawnHttpProxy = (upstream, extra = {}) => {
+  if (!existsSync(CLI)) return Promise.reject(new Error(`${CLI} not found (run npm run build)`));
+  const config = { ...extra, auth: { tokens: [{ principal: 'bench', token: HTTP_TOKEN }] }, servers: { bench: upstream } };
+  const file = join(tmp, `config-${configSeq++}.json`);
+  writeFileSync(file, JSON.stringify(config, null, 2));
+  // info: the `listening` line is logged at info (sessions opening and closing are too; no per-request lines).
+  return spawnServer('HTTP proxy', CLI, ['serve', '--http', '--port', '0', '--config', file, '--log-level', 'info'], {
+    urlFrom: (line) => {
+      const record = parseJsonLine(line);
+      return record?.msg === 'listening' ? record.url : undefined;
+    },
+    readyWhen: (line) => line.includes('"msg":"upstreams started"'),
+  });
+};
+/** An SDK v1 client over Streamable HTTP (2025-11-25, a stateful session), sending the bench's bearer token. */
+const connectHttp = async (label, url) => {
+  const transport = new StreamableHTTPClientTransport(new URL(url), { requestInit: { headers: { authorization: `Bearer ${HTTP_TOKEN}` } } });
+  const client = new Client({ name: 'mcp-federate-bench', version: '1.0.0' });
+  const handle = {
+    client,
+    transport,
+    close: async () => {
+      live.delete(handle);
+      await client.close().catch(() => {});
+    },
+  };
+  live.add(handle);
+  try {
+    await client.connect(transport);
+  } catch (e) {
+    await handle.close();
+    throw new Error(`${label} failed to connect: ${e.message}`);
+  }
+  return handle;
+};
+/** A session that has already served one full list (so no upstream start-up work overlaps a measurement). */
+const connectSettledHttp = async (label, server) => {
+  const handle = await connectHttp(label, server.url);
+  await listAll(handle.client);
+  return handle;
+};
 
 // ---- workloads (prefix is '' for direct, '<id>+' through the proxy) ----
 
@@ -294,6 +408,8 @@ const fmt = {
   mb: (v) => `${v.toFixed(1)} MB`,
   n: (v) => String(v),
   us: (v) => `${v.toFixed(1)} µs`,
+  cores: (v) => `${v.toFixed(2)} cores`,
+  x: (v) => v.toFixed(2),
 };
 const RATIO = (text, ok) => ({ text: `ratio ${text}`, on: 'ratio', ok });
 const PROXY = (text, ok) => ({ text, on: 'proxy', ok });
@@ -493,8 +609,122 @@ const extrasPhase = async (direct, proxy) => {
   );
 };
 
-/** `BENCH_PHASES=read,list` runs only those phases (read, modern, access, list, startup, extras); default: all. */
-const PHASES = new Set((process.env.BENCH_PHASES ?? 'read,modern,access,list,startup,extras').split(',').map((p) => p.trim()));
+/**
+ * `clients` (sessions of one proxy) read N.throughput reads in all with N.inFlight in flight in all,
+ * split evenly; returns the aggregate reads/s and pushes the proxy's cores used (CPU s / wall s).
+ */
+const sessionsThroughput = async (pid, clients, uris, coresOut) => {
+  const cpu0 = cpuMs(pid);
+  const ms = await timeIt(() =>
+    Promise.all(clients.map((c) => pool(N.throughput / clients.length, N.inFlight / clients.length, (i) => read(c, uris[i % uris.length])))),
+  );
+  coresOut.push((cpuMs(pid) - cpu0) / ms);
+  return N.throughput / (ms / 1000);
+};
+/** Opens N_HTTP.idleSessions sessions (initialize + one list page each), leaves them idle, and reads the proxy's RSS. */
+const idleSessionsRss = async (server) => {
+  const before = currentRssMb(server.pid);
+  const clients = [];
+  try {
+    for (let i = 0; i < N_HTTP.idleSessions; i += N_HTTP.idleOpenBatch) {
+      const batch = Array.from({ length: Math.min(N_HTTP.idleOpenBatch, N_HTTP.idleSessions - i) }, async () => {
+        const h = await connectHttp('idle session', server.url);
+        clients.push(h);
+        await h.client.listResources();
+      });
+      await Promise.all(batch);
+    }
+    await delay(N_HTTP.idleSettleMs);
+    return { before, rss: currentRssMb(server.pid), peak: peakRssMb(server.pid) };
+  } finally {
+    await closeHandles(clients);
+  }
+};
+
+const httpPhase = async () => {
+  progress('HTTP: starting the fixture over HTTP and the gateway over HTTP (stdio and HTTP upstreams)');
+  const noCache = { cache: { enabled: false } };
+  const fixture = await attempt(() => spawnHttpFixture());
+  const direct = await on(fixture, (f) => connectSettledHttp('direct HTTP client', f));
+  const stdioProxy = await attempt(() => spawnHttpProxy({ command: process.execPath, args: [FIXTURE, ...BASE_ARGS] }, noCache));
+  const viaStdio = await on(stdioProxy, (p) => connectSettledHttp('HTTP proxy client (stdio upstream)', p));
+  const upstreamFixture = await attempt(() => spawnHttpFixture());
+  const httpProxy = await on(upstreamFixture, (f) => spawnHttpProxy({ url: f.url }, noCache));
+  const viaHttp = await on(httpProxy, (p) => connectSettledHttp('HTTP proxy client (HTTP upstream)', p));
+  notes.add(
+    'HTTP rows: every client is SDK v1 over StreamableHTTPClientTransport (2025-11-25, stateful sessions), sending `Authorization: Bearer` on every request (the fixture ignores it). ' +
+      '"direct" is the catalog fixture on the SDK v1 Streamable HTTP server transport. "stdio upstream" is the gateway (serve --http, static token, cache off) in front of the same fixture over stdio: ' +
+      'the client-facing HTTP server is the gateway\'s instead of the SDK\'s, at the price of one more hop, so this is the comparison the ≥ 0.9 target (1.2× aim) is about. ' +
+      '"HTTP upstream" puts the gateway in front of the fixture\'s own HTTP server, so its path contains the whole direct path plus the gateway: it can only be slower, and shows the cost of the extra hop.',
+  );
+
+  progress('HTTP: read latency');
+  const dLat = await latencyPercentiles(direct, '');
+  const sLat = await latencyPercentiles(viaStdio, 'bench+');
+  const hLat = await latencyPercentiles(viaHttp, 'bench+');
+  addRow(`HTTP read latency p50 (${N.latency} sequential), proxy: stdio upstream`, pick(dLat, 'p50'), pick(sLat, 'p50'), 'ms');
+  addRow(`HTTP read latency p50 (${N.latency} sequential), proxy: HTTP upstream`, pick(dLat, 'p50'), pick(hLat, 'p50'), 'ms');
+
+  progress('HTTP: read throughput');
+  const cpu0 = [stdioProxy, httpProxy].map((p) => (p instanceof Error ? p : cpuMs(p.pid)));
+  const [dTp, sTp, hTp] = await interleavedMedians(
+    N.throughputReps,
+    sideOf(direct, (d) => throughput(d.client, textUris(''))),
+    sideOf(viaStdio, (h) => throughput(h.client, textUris('bench+'))),
+    sideOf(viaHttp, (h) => throughput(h.client, textUris('bench+'))),
+  );
+  const [sCpu, hCpu] = [stdioProxy, httpProxy].map((p, i) =>
+    p instanceof Error ? p : ((cpuMs(p.pid) - cpu0[i]) * 1000) / ((N.throughputReps + 1) * N.throughput),
+  );
+  const tpLabel = `(${N.throughput} reads, ${N.inFlight} in flight, median of ${N.throughputReps}, cache off)`;
+  const tpTarget = RATIO('≥ 0.9 (aim 1.2)', (r) => r >= 0.9);
+  addRow(`HTTP read throughput ${tpLabel}, proxy: stdio upstream`, dTp, sTp, 'rps', tpTarget);
+  addRow(`HTTP read throughput ${tpLabel}, proxy: HTTP upstream`, dTp, hTp, 'rps', tpTarget);
+  addRow('HTTP proxy CPU per relayed read, stdio upstream', undefined, sCpu, 'us');
+  addRow('HTTP proxy CPU per relayed read, HTTP upstream', undefined, hCpu, 'us');
+  await closeHandles(viaHttp, httpProxy, upstreamFixture, direct, fixture);
+
+  progress(`HTTP: ${N_HTTP.sessions} sessions vs 1 (stdio upstream)`);
+  const many = await on(stdioProxy, (p) => Promise.all(Array.from({ length: N_HTTP.sessions }, () => connectSettledHttp('HTTP proxy session', p))));
+  const cores1 = [];
+  const coresN = [];
+  const uris = textUris('bench+');
+  const [tp1, tpN] = await interleavedMedians(
+    N.throughputReps,
+    sideOf(viaStdio, (h) => sessionsThroughput(stdioProxy.pid, [h.client], uris, cores1)),
+    sideOf(many, (hs) => sessionsThroughput(stdioProxy.pid, hs.map((h) => h.client), uris, coresN)),
+  );
+  // interleavedMedians discards its first (warm-up) run; so do the cores samples.
+  const c1 = cores1.length > 1 ? median(cores1.slice(1)) : new Error('no 1-session cores sample');
+  const cN = coresN.length > 1 ? median(coresN.slice(1)) : new Error('no multi-session cores sample');
+  const perIn = N.inFlight / N_HTTP.sessions;
+  addRow(`HTTP proxy, 1 session (${N.inFlight} in flight): reads/s, stdio upstream`, undefined, tp1, 'rps');
+  addRow(`HTTP proxy, ${N_HTTP.sessions} sessions (${perIn} in flight each): aggregate reads/s`, undefined, tpN, 'rps');
+  addRow('HTTP proxy cores used (CPU s / wall s from /proc), 1 session', undefined, c1, 'cores');
+  addRow(`HTTP proxy cores used (CPU s / wall s from /proc), ${N_HTTP.sessions} sessions`, undefined, cN, 'cores');
+  const numbers = [tp1, tpN, c1, cN].every((v) => typeof v === 'number' && v > 0);
+  const scaling = numbers ? tpN / ((tp1 * cN) / c1) : new Error('HTTP session scaling: a run failed');
+  addRow(`HTTP ${N_HTTP.sessions}-session scaling = tp(${N_HTTP.sessions}) / (tp(1) × cores(${N_HTTP.sessions}) / cores(1))`, undefined, scaling, 'x', PROXY('≥ 0.9', (r) => r >= 0.9));
+  notes.add(
+    `HTTP session scaling: ${N_HTTP.sessions} authenticated sessions on one gateway (stdio upstream, cache off) read ${N.throughput} reads in all, ${perIn} in flight each, against 1 session with ${N.inFlight} in flight (the same total), interleaved, median of ${N.throughputReps}. ` +
+      '"Cores used" is the proxy process\'s CPU seconds (user + system, /proc/<pid>/stat) over the run\'s wall seconds: the gateway is one Node process, so its event loop gives it at most about one core (plus GC and libuv threads). ' +
+      'The scaling ratio divides the 8-session throughput by the 1-session throughput scaled by the cores each run used; it is ≥ 1 when 8 sessions cost no more CPU per read than one.',
+  );
+  await closeHandles(many, viaStdio, stdioProxy);
+
+  progress(`HTTP: ${N_HTTP.idleSessions} idle sessions`);
+  const idleProxy = await attempt(() => spawnHttpProxy({ command: process.execPath, args: [FIXTURE, ...BASE_ARGS] }, noCache));
+  const settle = await on(idleProxy, (p) => connectSettledHttp('HTTP proxy client', p));
+  const idle = await on(idleProxy, (p) => idleSessionsRss(p));
+  const rssTarget = PROXY('≤ 120 MB', (mb) => mb <= 120);
+  addRow('HTTP proxy RSS (VmRSS) after 1 session and one full list, before the idle sessions', undefined, pick(idle, 'before'), 'mb');
+  addRow(`HTTP proxy RSS (VmRSS) with ${N_HTTP.idleSessions} more idle sessions (each: initialize + one list page)`, undefined, pick(idle, 'rss'), 'mb', rssTarget);
+  addRow(`HTTP proxy peak RSS (VmHWM) by then`, undefined, pick(idle, 'peak'), 'mb');
+  await closeHandles(settle, idleProxy);
+};
+
+/** `BENCH_PHASES=read,list` runs only those phases (read, modern, access, list, startup, extras, http); default: all. */
+const PHASES = new Set((process.env.BENCH_PHASES ?? 'read,modern,access,list,startup,extras,http').split(',').map((p) => p.trim()));
 
 const main = async () => {
   progress(existsSync(CLI) ? `proxy: ${CLI}` : `proxy: ${CLI} missing, proxy columns will be n/a`);
@@ -521,11 +751,20 @@ const main = async () => {
     );
     await extrasPhase(direct, proxy);
   }
+  if (PHASES.has('http')) await httpPhase();
   await closeAll();
   const report = renderReport();
   writeFileSync(RESULTS, report);
   process.stdout.write(`${report}\n`);
 };
+
+// The SDK v1 HTTP client passes one AbortSignal to every fetch, and undici removes its abort listener
+// only when the request is garbage-collected: past 1500 listeners Node prints one
+// MaxListenersExceededWarning per read, thousands per HTTP run. Those are dropped; other warnings print.
+process.removeAllListeners('warning');
+process.on('warning', (w) => {
+  if (w.name !== 'MaxListenersExceededWarning') process.stderr.write(`${w.stack ?? w}\n`);
+});
 
 const onSignal = (signal) => {
   closeAll().finally(() => process.exit(signal === 'SIGINT' ? 130 : 143));
