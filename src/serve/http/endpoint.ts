@@ -2,7 +2,7 @@
 import { randomBytes } from 'node:crypto';
 import { createServer, type IncomingMessage, type Server as HttpServer, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { NodeStreamableHTTPServerTransport, toNodeHandler } from '@modelcontextprotocol/node';
+import { toNodeHandler } from '@modelcontextprotocol/node';
 import { createMcpHandler, type AuthInfo } from '@modelcontextprotocol/server';
 import type { Caller } from '../../access/caller.js';
 import type { AuthConfig, HttpConfig } from '../../config/schema.js';
@@ -14,6 +14,7 @@ import type { DownstreamSession, Proxy } from '../../proxy.js';
 import { readBody } from './body.js';
 import { serveListen, type OpenListen } from './listen-stream.js';
 import { isModernRequest } from './request-era.js';
+import { HttpSessionTransport } from './session-transport.js';
 
 /** A clock for idle expiry. */
 export interface HttpClock {
@@ -57,7 +58,7 @@ export interface HttpEndpoint extends AsyncDisposable {
 interface LegacySession {
   id: string;
   principal: string;
-  transport: NodeStreamableHTTPServerTransport;
+  transport: HttpSessionTransport;
   downstream: DownstreamSession;
   lastActive: number;
   /** Requests and GET streams in progress: a session with one open is not idle. */
@@ -69,15 +70,15 @@ const json = (res: ServerResponse, status: number, body: unknown, headers: Recor
   res.writeHead(status, { 'content-type': 'application/json', ...headers }).end(JSON.stringify(body));
 };
 const rpcError = (code: number, message: string) => ({ jsonrpc: '2.0', error: { code, message }, id: null });
-/** Exactly what the SDK transport answers for an unknown session: a session of another principal looks the same. */
+/** What an unknown session id gets (the SDK transport's answer): a session of another principal looks the same. */
 const NO_SESSION = rpcError(-32001, 'Session not found');
 const KEEP_ALIVE_MS = 15_000;
 
 /**
  * Serves MCP over Streamable HTTP at `config.path`:
  *
- * - 2025-11-25 clients get stateful sessions (SDK v2's `NodeStreamableHTTPServerTransport`, one per
- *   session, session ids of 128 random bits): POST, GET (the notification stream), DELETE. A session
+ * - 2025-11-25 clients get stateful sessions (one lean {@link HttpSessionTransport} per session,
+ *   session ids of 128 random bits): POST, GET (the notification stream), DELETE. A session
  *   belongs to the principal that created it: anyone else's request with its id gets the same 404
  *   as an unknown id. Sessions idle for `sessionIdleMs` expire; past `maxSessions` a new one gets 503.
  * - 2026-07-28 requests are stateless (SDK v2's `createMcpHandler` with `legacy: 'reject'`), each
@@ -217,34 +218,26 @@ export function createHttpEndpoint(options: HttpEndpointOptions): HttpEndpoint {
     }
     const sessionId = randomBytes(16).toString('base64url'); // 128 bits from the CSPRNG
     const downstream = proxy.openSession({ id: sessionId, caller: { principal: who.principal, roles: who.roles, transport: 'http' } });
-    let session: LegacySession | undefined;
-    const transport = new NodeStreamableHTTPServerTransport({
-      sessionIdGenerator: () => sessionId,
-      onsessioninitialized: (sid) => {
-        session = { id: sid, principal: who.principal, transport, downstream, lastActive: clock.now(), busy: 0 };
-        sessions.set(sid, session);
-        logger.info({ session: sid, principal: who.principal }, 'http: session opened');
-      },
-      onsessionclosed: (sid) => end(sid, 'deleted'),
+    const transport = new HttpSessionTransport(sessionId, {
+      maxQueuedBytes: options.maxQueuedBytes,
+      keepAliveMs: KEEP_ALIVE_MS,
+      onClosed: () => end(sessionId, 'closed'),
     });
-    transport.onclose = () => {
-      if (session) end(session.id, 'closed');
-      else downstream.close();
-    };
-    const server = downstream.createServer('legacy');
-    await server.connect(transport);
-    await transport.handleRequest(req, res, body);
-    if (!session) downstream.close(); // the initialize failed: no session was made
+    const session: LegacySession = { id: sessionId, principal: who.principal, transport, downstream, lastActive: clock.now(), busy: 0 };
+    sessions.set(sessionId, session);
+    logger.info({ session: sessionId, principal: who.principal }, 'http: session opened');
+    await downstream.createServer('legacy').connect(transport);
+    withSession(session, req, res, body);
   }
 
-  async function withSession(session: LegacySession, req: IncomingMessage, res: ServerResponse, body: unknown) {
+  function withSession(session: LegacySession, req: IncomingMessage, res: ServerResponse, body: unknown): void {
     session.busy++;
     session.lastActive = clock.now();
     res.once('close', () => {
       session.busy--;
       session.lastActive = clock.now();
     });
-    await session.transport.handleRequest(req, res, body);
+    session.transport.handle(req, res, body);
   }
 
   function end(id: string, why: string): void {
@@ -252,7 +245,7 @@ export function createHttpEndpoint(options: HttpEndpointOptions): HttpEndpoint {
     if (!session) return;
     sessions.delete(id);
     session.downstream.close();
-    void session.transport.close().catch(() => undefined);
+    void session.transport.close(); // idempotent: a no-op when the transport is what ended it
     logger.info({ session: id, principal: session.principal, why }, 'http: session closed');
   }
 

@@ -1,0 +1,149 @@
+// One 2025-11-25 Streamable HTTP session as an SDK Transport, written straight onto Node's responses: JSON answers, one GET stream.
+import type { IncomingMessage, ServerResponse } from 'node:http';
+import { SUPPORTED_PROTOCOL_VERSIONS, type JSONRPCMessage, type Transport } from '@modelcontextprotocol/server';
+
+type Id = string | number;
+
+/** Options of {@link HttpSessionTransport}. */
+export interface HttpSessionOptions {
+  /** Unsent bytes on the GET stream past which it is dropped (the client reconnects). */
+  maxQueuedBytes: number;
+  /** Interval of SSE keep-alive comments on the GET stream. */
+  keepAliveMs: number;
+  /** Called once when the session ends (DELETE, close(), or the server closing it). */
+  onClosed?: () => void;
+}
+
+const json = (res: ServerResponse, status: number, body: unknown, headers: Record<string, string>) =>
+  void res.writeHead(status, { 'content-type': 'application/json', ...headers }).end(JSON.stringify(body));
+const rpcError = (code: number, message: string) => ({ jsonrpc: '2.0', error: { code, message }, id: null });
+
+/**
+ * The server side of one stateful Streamable HTTP session (MCP 2025-11-25), lean: a POSTed request
+ * is answered with one `application/json` body when its response is sent (the facade sends nothing
+ * else related to a request), notifications and responses get 202, server-initiated notifications
+ * go to the session's one GET stream (SSE), and DELETE ends the session. It replaces SDK v2's
+ * `NodeStreamableHTTPServerTransport`, whose per-request web `Request`/`Response`/`ReadableStream`
+ * conversion cost about six times the relay itself, with the same answers to misuse: 406 (Accept),
+ * 415 (Content-Type), 400 (unsupported `MCP-Protocol-Version`, a batch), 409 (a second GET stream),
+ * 405 (other methods). The session id is checked by the endpoint before a request gets here.
+ */
+export class HttpSessionTransport implements Transport {
+  onclose?: () => void;
+  onerror?: (error: Error) => void;
+  onmessage?: Transport['onmessage'];
+
+  private readonly pending = new Map<Id, ServerResponse>();
+  private stream: ServerResponse | undefined;
+  private keepAlive: NodeJS.Timeout | undefined;
+  private closed = false;
+  private readonly idHeader: Record<string, string>;
+
+  constructor(
+    readonly sessionId: string,
+    private readonly options: HttpSessionOptions,
+  ) {
+    this.idHeader = { 'mcp-session-id': sessionId };
+  }
+
+  async start(): Promise<void> {}
+
+  /** Serves one HTTP request of this session (`body` already read and parsed for POST). */
+  handle(req: IncomingMessage, res: ServerResponse, body: unknown): void {
+    if (this.closed) return json(res, 404, rpcError(-32001, 'Session not found'), {});
+    const version = req.headers['mcp-protocol-version'];
+    if (typeof version === 'string' && !SUPPORTED_PROTOCOL_VERSIONS.includes(version)) {
+      return json(res, 400, rpcError(-32000, `Bad Request: Unsupported protocol version: ${version}`), this.idHeader);
+    }
+    switch (req.method) {
+      case 'POST':
+        return this.post(req, res, body);
+      case 'GET':
+        return this.get(req, res);
+      case 'DELETE':
+        res.writeHead(200, this.idHeader).end();
+        void this.close();
+        return;
+      default:
+        res.writeHead(405, { allow: 'GET, POST, DELETE', ...this.idHeader }).end();
+    }
+  }
+
+  async send(message: JSONRPCMessage): Promise<void> {
+    if (this.closed) return;
+    const m = message as { id?: Id; method?: string };
+    if (m.method === undefined && m.id !== undefined) {
+      const res = this.pending.get(m.id);
+      if (!res) return; // the client went away meanwhile
+      this.pending.delete(m.id);
+      res.writeHead(200, { 'content-type': 'application/json', ...this.idHeader }).end(JSON.stringify(message));
+      return;
+    }
+    const stream = this.stream;
+    if (!stream) return; // no GET stream open: a server-initiated message has nowhere to go (the spec allows dropping it)
+    stream.write(`event: message\ndata: ${JSON.stringify(message)}\n\n`);
+    if (stream.writableLength > this.options.maxQueuedBytes) {
+      this.onerror?.(new Error(`GET stream dropped: the client is not reading (${stream.writableLength} bytes unsent)`));
+      stream.destroy();
+    }
+  }
+
+  async close(): Promise<void> {
+    if (this.closed) return;
+    this.closed = true;
+    clearInterval(this.keepAlive);
+    this.stream?.end();
+    this.stream = undefined;
+    for (const res of this.pending.values()) json(res, 404, rpcError(-32001, 'Session closed'), this.idHeader);
+    this.pending.clear();
+    this.options.onClosed?.();
+    this.onclose?.();
+  }
+
+  private post(req: IncomingMessage, res: ServerResponse, body: unknown): void {
+    const accept = req.headers.accept ?? '';
+    if (!accept.includes('application/json') || !accept.includes('text/event-stream')) {
+      return json(res, 406, rpcError(-32000, 'Not Acceptable: Client must accept both application/json and text/event-stream'), this.idHeader);
+    }
+    if (!(req.headers['content-type'] ?? '').includes('application/json')) {
+      return json(res, 415, rpcError(-32000, 'Unsupported Media Type: Content-Type must be application/json'), this.idHeader);
+    }
+    if (typeof body !== 'object' || body === null || Array.isArray(body)) {
+      return json(res, 400, rpcError(-32600, 'Invalid Request: one JSON-RPC message per POST (2025-11-25 has no batches)'), this.idHeader);
+    }
+    const m = body as { id?: unknown; method?: unknown; params?: unknown };
+    const id = m.id;
+    const isRequest = typeof m.method === 'string' && (typeof id === 'string' || typeof id === 'number');
+    if (!isRequest) {
+      res.writeHead(202, this.idHeader).end();
+      this.onmessage?.(body as JSONRPCMessage);
+      return;
+    }
+    this.pending.set(id, res);
+    // A client that gives up on its request cancels it, as if it had said so.
+    res.once('close', () => {
+      if (this.pending.get(id) !== res) return;
+      this.pending.delete(id);
+      this.onmessage?.({ jsonrpc: '2.0', method: 'notifications/cancelled', params: { requestId: id, reason: 'client disconnected' } } as JSONRPCMessage);
+    });
+    this.onmessage?.(body as JSONRPCMessage);
+  }
+
+  private get(req: IncomingMessage, res: ServerResponse): void {
+    if (!(req.headers.accept ?? '').includes('text/event-stream')) {
+      return json(res, 406, rpcError(-32000, 'Not Acceptable: Client must accept text/event-stream'), this.idHeader);
+    }
+    if (this.stream) return json(res, 409, rpcError(-32000, 'Conflict: Only one SSE stream is allowed per session'), this.idHeader);
+    res.writeHead(200, { 'content-type': 'text/event-stream', 'cache-control': 'no-cache, no-transform', connection: 'keep-alive', ...this.idHeader });
+    res.flushHeaders();
+    this.stream = res;
+    clearInterval(this.keepAlive);
+    this.keepAlive = setInterval(() => this.stream?.write(': keepalive\n\n'), this.options.keepAliveMs);
+    this.keepAlive.unref?.();
+    res.once('close', () => {
+      if (this.stream !== res) return;
+      this.stream = undefined;
+      clearInterval(this.keepAlive);
+    });
+  }
+}
