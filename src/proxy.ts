@@ -18,6 +18,7 @@ import { SubscriptionRelay } from './federation/subscriptions.js';
 import { defaultTransportFactory, type TransportFactory } from './upstream/transports.js';
 import type { Upstream } from './upstream/upstream.js';
 import { UpstreamPool } from './upstream/pool.js';
+import { createUriCodec, type UriCodec } from './federation/uri.js';
 import { VERSION } from './version.js';
 
 /** Options of {@link createProxy}. */
@@ -39,6 +40,8 @@ export interface ProxyOptions {
 /** A running federation: one shared core, any number of downstream sessions. */
 export interface Proxy extends AsyncDisposable {
   readonly pool: UpstreamPool;
+  /** The URIs clients see for the enabled upstreams (namespaced, except a `prefix: false` server's). */
+  readonly uris: UriCodec;
   readonly resources: FederatedResources;
   readonly cache: ReadCache | undefined;
   readonly relay: SubscriptionRelay;
@@ -124,6 +127,8 @@ export function createProxy(options: ProxyOptions): Proxy {
     },
     logger,
   );
+  // A disabled unprefixed server is not served: its URIs are then simply not found.
+  const uris = createUriCodec(pool.ids, [...pool.ids].find((id) => config.servers[id]?.prefix === false));
   const sessions = new SessionRegistry(config.listChanged.coalesceMs);
   // One path for every change, whether the upstream said so or a poller noticed: invalidate first,
   // so a client that re-reads as soon as it hears of the change gets fresh content.
@@ -131,13 +136,13 @@ export function createProxy(options: ProxyOptions): Proxy {
     cache?.invalidate(server, uri);
     relay.updated(server, uri);
   };
-  const relay = new SubscriptionRelay({ pool, logger, ...config.subscriptions, onPolledChange: changed });
-  const lister = new Lister(pool, createCursorCodec(options.cursorKey ?? randomBytes(32)), config.list, logger);
+  const relay = new SubscriptionRelay({ pool, uris, logger, ...config.subscriptions, onPolledChange: changed });
+  const lister = new Lister(pool, createCursorCodec(options.cursorKey ?? randomBytes(32)), config.list, logger, uris);
   const coherence = createCoherence(config.cache.coherentUris, relay, () => cache?.purgeExpired());
   const cache = config.cache.enabled
     ? new ReadCache({ ...config.cache, ...(options.clock ? { clock: options.clock } : {}), onRemove: coherence.release })
     : undefined;
-  const resources = new FederatedResources({ pool, lister, relay, cache, coherence });
+  const resources = new FederatedResources({ pool, uris, lister, relay, cache, coherence });
   sessions.onListChanged(() => lister.dropReadAhead()); // read-ahead from before a change is not reused
 
   let started = false;
@@ -175,6 +180,7 @@ export function createProxy(options: ProxyOptions): Proxy {
 
   return {
     pool,
+    uris,
     resources,
     cache,
     relay,
