@@ -3,7 +3,6 @@ import type { FederateConfig } from './config/schema.js';
 import type { ListKind } from './federation/cursor.js';
 import type { Proxy } from './proxy.js';
 import type { UpstreamStatus } from './upstream/upstream.js';
-import { decodeUri } from './federation/uri.js';
 
 /** Most downstream pages `ls` walks per list. */
 const MAX_PAGES = 10_000;
@@ -41,7 +40,7 @@ export async function collectCatalog(proxy: Proxy, config: FederateConfig): Prom
   const count = (items: Record<string, unknown>[], field: string) => {
     const counts = new Map<string, number>();
     for (const item of items) {
-      const server = decodeUri(String(item[field]), proxy.pool.ids)?.server ?? '?';
+      const server = proxy.uris.decode(String(item[field]))?.server ?? '?';
       counts.set(server, (counts.get(server) ?? 0) + 1);
     }
     return counts;

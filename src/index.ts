@@ -14,7 +14,7 @@ export {
   type ParsedConfig,
 } from './config/load.js';
 export { createLogger, type LoggerOptions } from './logger.js';
-export { encodeUri, decodeUri, isServerId, deriveServerId, SERVER_ID_PATTERN, type NamespacedUri } from './federation/uri.js';
+export { encodeUri, decodeUri, createUriCodec, type UriCodec, isServerId, deriveServerId, SERVER_ID_PATTERN, type NamespacedUri } from './federation/uri.js';
 export { ErrorCodes, ProxyError, type ErrorCode } from './errors.js';
 export { defaultTransportFactory, type TransportFactory, type TransportCandidate } from './upstream/transports.js';
 export { META_INCOMPLETE } from './protocol.js';

@@ -18,6 +18,7 @@ import { SubscriptionRelay } from './federation/subscriptions.js';
 import { defaultTransportFactory, type TransportFactory } from './upstream/transports.js';
 import type { Upstream } from './upstream/upstream.js';
 import { UpstreamPool } from './upstream/pool.js';
+import { createUriCodec, type UriCodec } from './federation/uri.js';
 import { VERSION } from './version.js';
 import type { Caller } from './access/caller.js';
 import { AccessGate, type AccessRules } from './access/gate.js';
@@ -48,6 +49,8 @@ export interface ProxyOptions {
 /** A running federation: one shared core, any number of downstream sessions. */
 export interface Proxy extends AsyncDisposable {
   readonly pool: UpstreamPool;
+  /** The URIs clients see for the enabled upstreams (namespaced, except a `prefix: false` server's). */
+  readonly uris: UriCodec;
   readonly resources: FederatedResources;
   readonly cache: ReadCache | undefined;
   readonly relay: SubscriptionRelay;
@@ -148,6 +151,8 @@ export function createProxy(options: ProxyOptions): Proxy {
     },
     logger,
   );
+  // A disabled unprefixed server is not served: its URIs are then simply not found.
+  const uris = createUriCodec(pool.ids, [...pool.ids].find((id) => config.servers[id]?.prefix === false));
   const sessions = new SessionRegistry(config.listChanged.coalesceMs);
   // One path for every change, whether the upstream said so or a poller noticed: invalidate first,
   // so a client that re-reads as soon as it hears of the change gets fresh content.
@@ -155,19 +160,19 @@ export function createProxy(options: ProxyOptions): Proxy {
     cache?.invalidate(server, uri);
     relay.updated(server, uri);
   };
-  const relay = new SubscriptionRelay({ pool, logger, ...config.subscriptions, onPolledChange: changed });
-  const lister = new Lister(pool, createCursorCodec(options.cursorKey ?? randomBytes(32)), config.list, logger);
+  const relay = new SubscriptionRelay({ pool, uris, logger, ...config.subscriptions, onPolledChange: changed });
+  const lister = new Lister(pool, createCursorCodec(options.cursorKey ?? randomBytes(32)), config.list, logger, uris);
   const coherence = createCoherence(config.cache.coherentUris, relay, () => cache?.purgeExpired());
   const cache = config.cache.enabled
     ? new ReadCache({ ...config.cache, ...(options.clock ? { clock: options.clock } : {}), onRemove: coherence.release })
     : undefined;
-  const resources = new FederatedResources({ pool, lister, relay, cache, coherence });
+  const resources = new FederatedResources({ pool, uris, lister, relay, cache, coherence });
   const rulesOf = (c: FederateConfig): AccessRules => ({
     policy: compilePolicy(c.policy, pool.ids),
     limiter: new RateLimiter(c.limits, options.now ? { now: options.now } : {}),
   });
   const audit = options.audit ?? openAuditLog(config.audit, { logger });
-  const gate = new AccessGate({ resources, serverIds: pool.ids, rules: rulesOf(config), audit, logger, ...(options.now ? { now: options.now } : {}) });
+  const gate = new AccessGate({ resources, uris, rules: rulesOf(config), audit, logger, ...(options.now ? { now: options.now } : {}) });
   const stdioCaller: CallerIdentity = { principal: config.stdio.principal, roles: config.stdio.roles, transport: 'stdio' };
   sessions.onListChanged(() => lister.dropReadAhead()); // read-ahead from before a change is not reused
 
@@ -206,6 +211,7 @@ export function createProxy(options: ProxyOptions): Proxy {
 
   return {
     pool,
+    uris,
     resources,
     cache,
     relay,

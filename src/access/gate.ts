@@ -5,7 +5,7 @@ import type { ListKind } from '../federation/cursor.js';
 import { attachedHint, withHint } from '../federation/cache-hint.js';
 import type { CompleteParams, FederatedResources, ListResult, OperationTrace } from '../federation/resources.js';
 import type { Session } from '../federation/sessions.js';
-import { decodeUri, NAMESPACE_DELIMITER } from '../federation/uri.js';
+import { NAMESPACE_DELIMITER, type UriCodec } from '../federation/uri.js';
 import type { CompleteResultT, ReadResultT } from '../protocol.js';
 import { noopAuditLog, type AuditEntry, type AuditLog, type AuditOutcome } from './audit-log.js';
 import type { Caller } from './caller.js';
@@ -22,8 +22,8 @@ export interface AccessRules {
 /** Options of {@link AccessGate}. */
 export interface AccessGateOptions {
   resources: FederatedResources;
-  /** The configured server ids (to decode namespaced URIs). */
-  serverIds: ReadonlySet<string>;
+  /** The namespace codec (the one the federation routes by). */
+  uris: UriCodec;
   rules: AccessRules;
   audit: AuditLog;
   logger: Logger;
@@ -74,9 +74,10 @@ export class AccessGate {
     const trace: OperationTrace = {};
     const { policy } = this.rules;
     const key = kind === 'resources' ? 'uri' : 'uriTemplate';
+    const unprefixed = this.options.uris.unprefixed;
     const filter = policy.enforced
       ? (server: string, item: Record<string, unknown>) => {
-          const uri = (item[key] as string).slice(server.length + NAMESPACE_DELIMITER.length);
+          const uri = server === unprefixed ? (item[key] as string) : (item[key] as string).slice(server.length + NAMESPACE_DELIMITER.length);
           const d = kind === 'resources' ? policy.decide(caller, 'list', server, uri) : policy.decideTemplate(caller, 'list', server, uri);
           return d.allow;
         }
@@ -107,7 +108,7 @@ export class AccessGate {
   /** `resources/unsubscribe`: always allowed (it only gives something up). */
   unsubscribe(caller: Caller, session: Session, uri: string): Promise<void> {
     const trace: OperationTrace = {};
-    const target = decodeUri(uri, this.options.serverIds);
+    const target = this.options.uris.decode(uri);
     if (target) Object.assign(trace, { server: target.server, upstreamUri: target.uri });
     return this.audited(caller, 'resources/unsubscribe', uri, trace, () => ({ allow: true, rule: 'default' }), () =>
       this.options.resources.unsubscribe(session, uri),
@@ -133,7 +134,7 @@ export class AccessGate {
   complete(caller: Caller, params: CompleteParams, signal?: AbortSignal): Promise<CompleteResultT> {
     const trace: OperationTrace = {};
     const uri = params.ref.uri ?? '';
-    const target = params.ref.type === 'ref/resource' ? decodeUri(uri, this.options.serverIds) : undefined;
+    const target = params.ref.type === 'ref/resource' ? this.options.uris.decode(uri) : undefined;
     const decide = (): PolicyDecision => {
       if (params.ref.type !== 'ref/resource') return { allow: true, rule: 'default' }; // refused as invalid params below
       return target ? this.rules.policy.decideTemplate(caller, 'complete', target.server, target.uri) : UNKNOWN;
@@ -159,7 +160,7 @@ export class AccessGate {
    */
   deliver(caller: Caller, uri: string): boolean {
     const started = this.now();
-    const target = decodeUri(uri, this.options.serverIds);
+    const target = this.options.uris.decode(uri);
     const trace: OperationTrace = target ? { server: target.server, upstreamUri: target.uri } : {};
     const decision = target ? this.safeDecide(caller, 'read', target.server, target.uri) : UNKNOWN;
     this.record(caller, 'notifications/resources/updated', uri, trace, decision, decision.allow ? 'ok' : 'denied', started);
@@ -168,7 +169,7 @@ export class AccessGate {
 
   /** Decides `action` on `uri`; a deny (or an unknown URI) is thrown as not-found before `run` is called. */
   private decided<T>(caller: Caller, method: string, action: PolicyAction, uri: string, trace: OperationTrace, run: () => Promise<T>): Promise<T> {
-    const target = decodeUri(uri, this.options.serverIds);
+    const target = this.options.uris.decode(uri);
     if (target) Object.assign(trace, { server: target.server, upstreamUri: target.uri });
     const decide = () => (target ? this.safeDecide(caller, action, target.server, target.uri) : UNKNOWN);
     return this.audited(caller, method, uri, trace, decide, run);

@@ -2,7 +2,7 @@
 import { parseArgs } from 'node:util';
 import { compilePolicy, POLICY_ACTIONS, type PolicyAction } from '../access/policy.js';
 import { loadConfig, type LoadConfigOptions } from '../config/load.js';
-import { decodeUri } from '../federation/uri.js';
+import { createUriCodec } from '../federation/uri.js';
 
 /** Where a command writes; the CLI passes process.stdout and process.stderr. */
 export interface OutputSink {
@@ -72,7 +72,7 @@ export async function runPolicyCommand(argv: readonly string[], out: OutputSink,
 
   const { config, filepath } = await loadConfig(values.config === undefined ? options : { ...options, file: values.config });
   const ids = new Set(Object.keys(config.servers));
-  const target = decodeUri(uri, ids);
+  const target = createUriCodec(ids, Object.keys(config.servers).find((id) => config.servers[id]?.prefix === false)).decode(uri);
   if (target === undefined) {
     return usage(`policy check: "${uri}" is not namespaced with a configured server id (<server-id>+<uri>; configured: ${[...ids].join(', ')})`);
   }

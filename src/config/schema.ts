@@ -14,6 +14,12 @@ const commonServerFields = {
    * `^[a-z0-9][a-z0-9.-]{0,62}$`. Default: the server's key, lower-cased, with `_` turned into `-`.
    */
   namespace: z.string().regex(SERVER_ID_PATTERN, `must match ${SERVER_ID_PATTERN.source} ("+" and "_" are reserved)`).optional(),
+  /**
+   * Set to false to serve this upstream's URIs unchanged, without `<namespace>+`; a client URI that
+   * does not start with another server's `<namespace>+` routes to it. At most one server may set it.
+   * Default: true.
+   */
+  prefix: z.boolean().default(true),
   /** Set to false to keep the entry in the file but not connect it. Default: true. */
   enabled: z.boolean().default(true),
   /** Accepted for pasted client configs: `disabled: true` is `enabled: false`. */
@@ -597,13 +603,26 @@ export function isRemote(server: ServerConfig): server is RemoteServerConfig {
 
 /**
  * Keys the servers by id (`namespace`, or derived from the key), folds `disabled` into `enabled` and
- * `type: "sse"` into `transport`. Undefined after reporting an id that is invalid or used twice.
+ * `type: "sse"` into `transport`. Undefined after reporting an id that is invalid or used twice, or
+ * a second server with `prefix: false`.
  */
 function normalise(block: string, servers: Record<string, ParsedServer>, ctx: z.RefinementCtx): Record<string, ServerConfig> | undefined {
   const out: Record<string, ServerConfig> = {};
   const keyOf = new Map<string, string>();
+  let unprefixed: string | undefined;
   let ok = true;
   for (const [name, s] of Object.entries(servers)) {
+    if (!s.prefix) {
+      if (unprefixed !== undefined) {
+        ctx.addIssue({
+          code: 'custom',
+          path: [block, name, 'prefix'],
+          message: `${block}.${unprefixed} already sets "prefix": false; at most one server may serve its URIs unprefixed`,
+        });
+        ok = false;
+      }
+      unprefixed ??= name;
+    }
     const id = s.namespace ?? deriveServerId(name);
     if (!isServerId(id)) {
       ctx.addIssue({

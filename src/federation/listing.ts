@@ -10,6 +10,7 @@ import { META_INCOMPLETE } from '../protocol.js';
 import { agedHint, combineHints, type CacheHint } from './cache-hint.js';
 import type { Upstream } from '../upstream/upstream.js';
 import type { UpstreamPool } from '../upstream/pool.js';
+import type { UriCodec } from './uri.js';
 
 /** Listing limits (see `list` in the config). */
 export interface ListLimits {
@@ -96,6 +97,8 @@ export class Lister {
     private readonly codec: CursorCodec,
     private readonly limits: ListLimits,
     private readonly logger: Logger,
+    /** The URIs clients see: list items are encoded with it. */
+    private readonly uris: UriCodec,
   ) {}
 
   /** One downstream page of `kind`, continuing from `cursor` when given. */
@@ -192,7 +195,7 @@ export class Lister {
     const limits = { readAhead: this.limits.maxItemsPerPage, maxPages: this.limits.maxPagesPerUpstream };
     const walkers = this.pool.upstreams.slice(first).map(
       (u, k) =>
-        new PageWalker(u, kind, k === 0 ? start?.upstreamCursor : undefined, k === 0 ? (start?.pages ?? 0) : 0, limits, stop.signal, (up, err) =>
+        new PageWalker(u, this.uris, kind, k === 0 ? start?.upstreamCursor : undefined, k === 0 ? (start?.pages ?? 0) : 0, limits, stop.signal, (up, err) =>
           this.logger.warn({ server: up.id, list: kind, code: (err as ProxyError)?.code, details: (err as ProxyError)?.details }, 'upstream skipped in list'),
         ),
     );

@@ -4,7 +4,7 @@ import { ErrorCodes, ProxyError } from '../errors.js';
 import { ListResourcesResult, ListTemplatesResult, Methods } from '../protocol.js';
 import { hintOf, type CacheHint, type CacheScope } from './cache-hint.js';
 import type { ResultSchema, Upstream } from '../upstream/upstream.js';
-import { encodeUri } from './uri.js';
+import type { UriCodec } from './uri.js';
 
 /** One upstream page, already namespaced. */
 export interface WalkedPage {
@@ -54,6 +54,7 @@ export class PageWalker {
 
   constructor(
     readonly upstream: Upstream,
+    private readonly uris: UriCodec,
     private readonly kind: ListKind,
     private cursor: string | undefined,
     private pages: number,
@@ -111,9 +112,10 @@ export class PageWalker {
         const raw = (result as Record<string, unknown>)[spec.field] as Record<string, unknown>[];
         const id = this.upstream.id;
         const key = spec.key;
+        const uris = this.uris;
         let items = raw;
-        if (this.upstream.freshMessages) for (const item of raw) item[key] = encodeUri(id, item[key] as string);
-        else items = raw.map((item) => ({ ...item, [key]: encodeUri(id, item[key] as string) })); // the sender's own objects
+        if (this.upstream.freshMessages) for (const item of raw) item[key] = uris.encode(id, item[key] as string);
+        else items = raw.map((item) => ({ ...item, [key]: uris.encode(id, item[key] as string) })); // the sender's own objects
         let next = result.nextCursor;
         if (next !== undefined && this.seen.has(next)) next = undefined; // a cursor loop ends the walk
         if (next !== undefined) this.seen.add(next);

@@ -8,7 +8,7 @@ import type { Session } from './sessions.js';
 import type { SubscriptionRelay } from './subscriptions.js';
 import type { Upstream } from '../upstream/upstream.js';
 import type { UpstreamPool } from '../upstream/pool.js';
-import { decodeUri, encodeUri, type NamespacedUri } from './uri.js';
+import type { NamespacedUri, UriCodec } from './uri.js';
 import { agedHint, hintOf, withHint, type CacheHint } from './cache-hint.js';
 
 /** A downstream list result (resources or templates), ready to send. */
@@ -40,6 +40,8 @@ export interface OperationTrace {
 /** The shared parts the resource operations use. */
 export interface ResourcesDeps {
   pool: UpstreamPool;
+  /** The URIs clients see: every URI a client sends is decoded, every one it gets encoded, with it. */
+  uris: UriCodec;
   lister: Lister;
   relay: SubscriptionRelay;
   /** Absent when caching is off. */
@@ -106,7 +108,7 @@ export class FederatedResources {
     // Copy, never rewrite in place: the object may be cached, or the upstream's own (in-memory transports).
     if (trace) trace.bytes = sizeOf(result);
     // The upstream's hint, aged and capped by the entry it was served from, travels beside the result.
-    return withHint({ ...withoutHopFields(result), contents: result.contents.map((c) => ({ ...c, uri: encodeUri(target.server, c.uri) })) }, hint);
+    return withHint({ ...withoutHopFields(result), contents: result.contents.map((c) => ({ ...c, uri: this.deps.uris.encode(target.server, c.uri) })) }, hint);
   }
 
   /** `resources/subscribe` for one session (idempotent). */
@@ -121,7 +123,7 @@ export class FederatedResources {
 
   /** `resources/unsubscribe` for one session (unknown URIs and pairs are a no-op, as the spec allows). */
   async unsubscribe(session: Session, uri: string): Promise<void> {
-    const target = decodeUri(uri, this.deps.pool.ids);
+    const target = this.deps.uris.decode(uri);
     if (target) await this.deps.relay.unsubscribe(session, target.server, target.uri);
   }
 
@@ -145,7 +147,7 @@ export class FederatedResources {
    * arrives while its upstream is still making its first connection waits for that attempt.
    */
   async route(uri: string, trace?: OperationTrace): Promise<{ upstream: Upstream; target: NamespacedUri }> {
-    const target = decodeUri(uri, this.deps.pool.ids);
+    const target = this.deps.uris.decode(uri);
     if (target && trace) {
       trace.server = target.server;
       trace.upstreamUri = target.uri;

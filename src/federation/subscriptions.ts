@@ -6,11 +6,13 @@ import { Methods, ReadResult } from '../protocol.js';
 import type { Session } from './sessions.js';
 import type { Upstream } from '../upstream/upstream.js';
 import type { UpstreamPool } from '../upstream/pool.js';
-import { encodeUri } from './uri.js';
+import { encodeUri, type UriCodec } from './uri.js';
 
 /** Options of {@link SubscriptionRelay}. */
 export interface RelayOptions {
   pool: UpstreamPool;
+  /** The URIs clients see: `updated` notifications carry the URI encoded with it. */
+  uris: UriCodec;
   logger: Logger;
   /** Re-read interval for upstreams without `resources/subscribe`. */
   pollIntervalMs: number;
@@ -109,7 +111,7 @@ export class SubscriptionRelay {
       if (entry.server !== server || !isSameOrParent(entry.uri, uri)) continue;
       for (const s of entry.holders) targets.add(s);
     }
-    const federated = encodeUri(server, uri);
+    const federated = this.options.uris.encode(server, uri);
     for (const s of targets) this.deliver(s, federated);
   }
 

@@ -50,6 +50,11 @@ describe.concurrent('invalid invocations exit 2 with a one-line reason and no st
       { servers: { docs: { url: 'https://example.com/mcp', headers: { Authorization: 'Bearer ${MCP_FEDERATE_E2E_UNSET}' } } } },
       'servers.docs.headers.Authorization: environment variable MCP_FEDERATE_E2E_UNSET is not set',
     ],
+    [
+      'two unprefixed servers',
+      { servers: { a: { command: 'x', prefix: false }, b: { command: 'y', prefix: false } } },
+      'servers.b.prefix: servers.a already sets "prefix": false; at most one server may serve its URIs unprefixed',
+    ],
     ['no servers', { servers: {} }, 'servers: at least one server is required'],
     ['a server with neither command nor url', { servers: { docs: {} } }, 'servers.docs: expected "command" (stdio upstream) or "url" (remote upstream)'],
   ])('config with %s', async (_what, config, problem) => {

@@ -29,6 +29,23 @@ describe('config schema', () => {
     expect(c.list).toEqual({ maxItemsPerPage: 1000, maxPagesPerUpstream: 1000 });
   });
 
+  it('"prefix" defaults to true; one server may set it to false', () => {
+    const c = parse({ servers: { a: { command: 'x' }, b: { url: 'http://127.0.0.1:9/mcp', prefix: false } } });
+    expect(c.servers.a).toMatchObject({ prefix: true });
+    expect(c.servers.b).toMatchObject({ prefix: false });
+  });
+
+  it.each([
+    [{ servers: { a: { command: 'x', prefix: false }, b: { command: 'y', prefix: false } } }, 'servers.b.prefix: servers.a already sets "prefix": false; at most one server may serve its URIs unprefixed'],
+    [
+      { mcpServers: { a: { command: 'x', prefix: false }, b: { command: 'y' }, c: { command: 'z', prefix: false, disabled: true } } },
+      'mcpServers.c.prefix: mcpServers.a already sets "prefix": false; at most one server may serve its URIs unprefixed',
+    ],
+    [{ servers: { a: { command: 'x', prefix: 'no' } } }, 'servers.a.prefix: Invalid input: expected boolean, received string'],
+  ])('a second unprefixed server (disabled ones count) or a non-boolean "prefix" is an error naming the path: %j', (raw, message) => {
+    expect(failure(raw)).toBe(message);
+  });
+
   it('keeps config order of servers', () => {
     const c = parse({ servers: { zed: { command: 'x' }, alpha: { command: 'y' }, mid: { command: 'z' } } });
     expect(Object.keys(c.servers)).toEqual(['zed', 'alpha', 'mid']);
