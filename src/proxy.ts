@@ -1,12 +1,13 @@
 // Composition root: builds the shared core (pool, cache, relay, lister, resources), wires events, serves sessions.
 import { randomBytes } from 'node:crypto';
-import type { Server, Transport } from '@modelcontextprotocol/server';
+import type { JSONRPCMessage, MessageExtraInfo, Server, Transport } from '@modelcontextprotocol/server';
 import { serveStdio } from '@modelcontextprotocol/server/stdio';
 import { ReadCache, type Clock } from './federation/cache.js';
 import type { FederateConfig } from './config/schema.js';
 import { createCursorCodec } from './federation/cursor.js';
 import { createFacadeServer, type Era } from './serve/facade.js';
 import { ListenTap } from './eras/listen-tap.js';
+import { hasModernClaim } from './eras/claim.js';
 import { installServerGuard } from './wire/dispatch.js';
 import { TransportFailure, type OutputLoss } from './wire/line-transport.js';
 import { Lister } from './federation/listing.js';
@@ -286,31 +287,80 @@ export function createProxy(options: ProxyOptions): Proxy {
         logger.error({ session: session.id, ...loss }, `closing session: ${why}; ${loss.messages} message(s) lost`);
         prior?.(loss);
       };
-      const entry = serveStdio(({ era }) => downstream.createServer(era), {
-        transport,
-        onerror: (err) =>
-          err instanceof TransportFailure
-            ? logger.warn({ session: session.id, err: err.message }, 'session transport failed')
-            : logger.debug({ session: session.id, err: err.message }, 'session transport'),
-      });
-      // serveStdio has set the transport's handlers; wrap them: listens narrowed to what the
-      // federation accepts (innermost), then the envelope guard (outermost), then session release.
-      new ListenTap({
-        accept: (uri) => gate.listen(downstream.caller, session, uri),
-        release: (uri) => void resources.unsubscribe(session, uri).catch(() => undefined),
-      }).install(transport);
-      installServerGuard(transport, { maxInFlight: config.wire.maxInFlight });
-      const onclose = transport.onclose;
-      transport.onclose = () => {
-        onclose?.();
+      const onerror = (err: Error) =>
+        err instanceof TransportFailure
+          ? logger.warn({ session: session.id, err: err.message }, 'session transport failed')
+          : logger.debug({ session: session.id, err: err.message }, 'session transport');
+      // The first request or notification decides the era, as SDK 2.x's serveStdio does. A 2025
+      // client (no 2026 envelope claim) gets a Server connected straight to the transport: the
+      // entry's per-connection channel classifies every message in and out with zod guards, which
+      // cost a fifth of a relayed read. A client that opens in 2026-07-28 (server/discover, or any
+      // request with the envelope) is handed to serveStdio, which owns discovery, the probe and its
+      // fallback to 2025, and subscriptions/listen.
+      const waiting: [JSONRPCMessage, MessageExtraInfo | undefined][] = [];
+      let opened = false;
+      let closeEntry: () => Promise<void> = async () => void (await transport.close());
+      const released = () => {
         downstream.close();
         connections.delete(connection);
       };
+      const guard = installServerGuard(
+        transport,
+        (message, extra) => {
+          waiting.push([message, extra]);
+          if (opened || !('method' in message)) return;
+          opened = true;
+          void open(message).catch((err: unknown) => {
+            logger.warn({ session: session.id, err: String(err) }, 'session failed to open');
+            void transport.close();
+          });
+        },
+        { maxInFlight: config.wire.maxInFlight },
+      );
+      const open = async (first: JSONRPCMessage): Promise<void> => {
+        let deliver: NonNullable<Transport['onmessage']>;
+        if (!hasModernClaim((first as { params?: unknown }).params)) {
+          const server = downstream.createServer('legacy');
+          await server.connect(transport); // sets onmessage (the facade's dispatch), onclose, onerror
+          deliver = transport.onmessage!;
+          const onclose = transport.onclose;
+          transport.onclose = () => {
+            onclose?.();
+            released();
+          };
+          closeEntry = () => server.close();
+        } else {
+          // serveStdio drives a tail of the transport (started already; sends and closes pass through).
+          const tail: Transport & { onloss?: unknown } = {
+            start: async () => undefined,
+            send: (message, options) => transport.send(message, options),
+            close: () => transport.close(),
+          };
+          const entry = serveStdio(({ era }) => downstream.createServer(era), { transport: tail, onerror });
+          // Listens narrowed to what the federation accepts: the tap sits on the tail, in front of the entry.
+          new ListenTap({
+            accept: (uri) => gate.listen(downstream.caller, session, uri),
+            release: (uri) => void resources.unsubscribe(session, uri).catch(() => undefined),
+          }).install(tail);
+          deliver = (message, extra) => tail.onmessage?.(message, extra);
+          transport.onclose = () => {
+            tail.onclose?.();
+            released();
+          };
+          closeEntry = () => entry.close();
+        }
+        transport.onerror = onerror;
+        transport.onmessage = guard.handler; // the guard stays in front of whatever now handles messages
+        guard.setNext(deliver);
+        for (const [message, extra] of waiting.splice(0)) deliver(message, extra);
+      };
+      transport.onerror = onerror;
+      transport.onclose = released;
+      await transport.start();
       const connection: Connection = {
         async close() {
-          await entry.close();
-          downstream.close();
-          connections.delete(connection);
+          await closeEntry().catch(() => undefined);
+          released();
         },
       };
       connections.add(connection);

@@ -100,39 +100,57 @@ export function installDispatch(protocol: object, transport: RefusingTransport, 
   };
 }
 
+/** A guard in front of a connection's handler, re-pointable when the handler changes. */
+export interface ServerGuard {
+  /** Where well-formed messages go from now on. */
+  setNext(next: NonNullable<Transport['onmessage']>): void;
+  /** The guard's own handler (re-install it as `onmessage` after something replaced it). */
+  readonly handler: NonNullable<Transport['onmessage']>;
+}
+
 /**
- * The server side of {@link installDispatch} for a connection whose messages go to an entry that
- * routes them on (SDK 2.x's `serveStdio`, which picks the era and pins one Server): wraps the
- * `onmessage` the entry set, so every message it sees is well formed. A bad envelope with a
- * readable id gets `-32600` with that id (id null otherwise), a refused line `-32700` / `-32600`,
- * and never reaches the entry (which would drop it unanswered before the era is pinned). Requests
- * in flight are bounded by `maxInFlight` when the transport can pause. Call after the entry set
- * `onmessage`.
+ * The server side of {@link installDispatch} for a connection whose handler changes after its
+ * first message (an era is picked, an SDK entry takes over): installs itself as `onmessage`, so
+ * every message the handler sees is well formed. A bad envelope with a readable id gets `-32600`
+ * with that id (id null otherwise), a refused line `-32700` / `-32600`, and never reaches the
+ * handler (SDK 2.x's `serveStdio` would drop it unanswered before the era is pinned). Requests in
+ * flight are bounded by `maxInFlight` when the transport can pause (one gate for the connection's
+ * whole life).
  */
-export function installServerGuard(transport: RefusingTransport, options: DispatchOptions = {}): void {
-  const next = transport.onmessage?.bind(transport);
-  if (!next) throw new Error('install the guard after the entry set onmessage');
+export function installServerGuard(
+  transport: RefusingTransport,
+  next: NonNullable<Transport['onmessage']>,
+  options: DispatchOptions = {},
+): ServerGuard {
   const reply = replier(transport);
   const gate = inFlightGate(transport, options.maxInFlight);
-  transport.onmessage = (message, extra) => {
+  let to = next;
+  const handler: NonNullable<Transport['onmessage']> = (message, extra) => {
     const envelope = classify(message);
     switch (envelope.kind) {
       case 'request':
         gate?.opened((message as { id: string | number }).id);
-        return next(message, extra);
+        return to(message, extra);
       case 'notification':
         if (gate && (message as { method: string }).method === CANCELLED) {
           gate.closed((message as { params?: { requestId?: unknown } }).params?.requestId);
         }
-        return next(message, extra);
+        return to(message, extra);
       case 'response':
-        return next(message, extra);
+        return to(message, extra);
       case 'invalid':
         if (envelope.answer) return reply(envelope.id, JsonRpc.INVALID_REQUEST, `Invalid Request: ${envelope.reason}`);
         return transport.onerror?.(new Error(`dropped an invalid message: ${envelope.reason}`));
     }
   };
+  transport.onmessage = handler;
   transport.onrefused = (refusal) => refuseOnServer(reply, refusal);
+  return {
+    handler,
+    setNext(n) {
+      to = n;
+    },
+  };
 }
 
 /** Sends an error answer for `id`, never throwing. */

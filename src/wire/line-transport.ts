@@ -75,6 +75,7 @@ interface Discard {
  * throw out of the stream callbacks: an unexpected failure closes this transport only.
  */
 export class LineTransport implements Transport {
+  private started = false;
   onclose?: () => void;
   onerror?: (error: Error) => void;
   onmessage?: (message: JSONRPCMessage) => void;
@@ -108,7 +109,10 @@ export class LineTransport implements Transport {
     this.maxQueuedBytes = options.maxQueuedBytes ?? 64 * 1024 * 1024;
   }
 
+  /** Starts reading. Idempotent (a connection may be handed on after it started). */
   async start(): Promise<void> {
+    if (this.started) return;
+    this.started = true;
     this.input.on('data', this.onData);
     this.input.on('error', this.onInputError);
     this.output.on('error', this.onOutputError);

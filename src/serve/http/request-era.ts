@@ -1,7 +1,5 @@
 // Which protocol era one HTTP request belongs to, decided from its method, headers and parsed body. Pure.
-
-/** The `_meta` key of the 2026-07-28 per-request envelope that names the revision. */
-export const PROTOCOL_VERSION_META = 'io.modelcontextprotocol/protocolVersion';
+import { hasModernClaim } from '../../eras/claim.js';
 
 /**
  * True for MCP 2026-07-28 traffic: a POST whose JSON-RPC message carries the per-request envelope
@@ -15,8 +13,5 @@ export function isModernRequest(method: string | undefined, protocolHeader: stri
   if (method !== 'POST') return false;
   if (typeof protocolHeader === 'string' && protocolHeader >= '2026-07-28') return true;
   if (typeof body !== 'object' || body === null || Array.isArray(body)) return false;
-  const params = (body as { params?: unknown }).params;
-  if (typeof params !== 'object' || params === null) return false;
-  const meta = (params as { _meta?: unknown })._meta;
-  return typeof meta === 'object' && meta !== null && PROTOCOL_VERSION_META in meta;
+  return hasModernClaim((body as { params?: unknown }).params);
 }

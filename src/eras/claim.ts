@@ -1,0 +1,15 @@
+// Whether a message claims MCP 2026-07-28: its params carry the per-request `_meta` envelope's protocol version. Pure.
+
+/** The `_meta` key of the 2026-07-28 per-request envelope that names the revision. */
+export const PROTOCOL_VERSION_META = 'io.modelcontextprotocol/protocolVersion';
+
+/**
+ * True when `params._meta` holds `io.modelcontextprotocol/protocolVersion` (SDK 2.x's envelope
+ * claim): such a message belongs to the 2026-07-28 era, whose entry then validates the envelope.
+ * Everything else (an `initialize`, a claim-less request or notification) is 2025-11-25 traffic.
+ */
+export function hasModernClaim(params: unknown): boolean {
+  if (typeof params !== 'object' || params === null) return false;
+  const meta = (params as { _meta?: unknown })._meta;
+  return typeof meta === 'object' && meta !== null && PROTOCOL_VERSION_META in meta;
+}
