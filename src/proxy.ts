@@ -1,7 +1,6 @@
 // Composition root: builds the shared core (pool, cache, relay, lister, resources), wires events, serves sessions.
 import { randomBytes } from 'node:crypto';
 import type { JSONRPCMessage, MessageExtraInfo, Server, Transport } from '@modelcontextprotocol/server';
-import { serveStdio } from '@modelcontextprotocol/server/stdio';
 import { ReadCache, type Clock } from './federation/cache.js';
 import type { FederateConfig } from './config/schema.js';
 import { createCursorCodec } from './federation/cursor.js';
@@ -318,39 +317,33 @@ export function createProxy(options: ProxyOptions): Proxy {
         { maxInFlight: config.wire.maxInFlight },
       );
       const open = async (first: JSONRPCMessage): Promise<void> => {
-        let deliver: NonNullable<Transport['onmessage']>;
+        // Whatever serves the session is connected to a tail of the transport (started already;
+        // sends and closes pass through), so the guard stays the transport's only handler and
+        // nothing can overtake the messages waiting for the era to be picked.
+        const tail: Transport = {
+          start: async () => undefined,
+          send: (message, options) => transport.send(message, options),
+          close: () => transport.close(),
+        };
         if (!hasModernClaim((first as { params?: unknown }).params)) {
           const server = downstream.createServer('legacy');
-          await server.connect(transport); // sets onmessage (the facade's dispatch), onclose, onerror
-          deliver = transport.onmessage!;
-          const onclose = transport.onclose;
-          transport.onclose = () => {
-            onclose?.();
-            released();
-          };
+          await server.connect(tail);
           closeEntry = () => server.close();
         } else {
-          // serveStdio drives a tail of the transport (started already; sends and closes pass through).
-          const tail: Transport & { onloss?: unknown } = {
-            start: async () => undefined,
-            send: (message, options) => transport.send(message, options),
-            close: () => transport.close(),
-          };
+          const { serveStdio } = await import('@modelcontextprotocol/server/stdio'); // loaded only when a 2026 client comes
           const entry = serveStdio(({ era }) => downstream.createServer(era), { transport: tail, onerror });
           // Listens narrowed to what the federation accepts: the tap sits on the tail, in front of the entry.
           new ListenTap({
             accept: (uri) => gate.listen(downstream.caller, session, uri),
             release: (uri) => void resources.unsubscribe(session, uri).catch(() => undefined),
           }).install(tail);
-          deliver = (message, extra) => tail.onmessage?.(message, extra);
-          transport.onclose = () => {
-            tail.onclose?.();
-            released();
-          };
           closeEntry = () => entry.close();
         }
-        transport.onerror = onerror;
-        transport.onmessage = guard.handler; // the guard stays in front of whatever now handles messages
+        const deliver: NonNullable<Transport['onmessage']> = (message, extra) => tail.onmessage?.(message, extra);
+        transport.onclose = () => {
+          tail.onclose?.();
+          released();
+        };
         guard.setNext(deliver);
         for (const [message, extra] of waiting.splice(0)) deliver(message, extra);
       };
