@@ -38,7 +38,37 @@ const UTF8 = new TextDecoder('utf-8', { fatal: true });
  * @example normalizeUri('file:///handbook/%2e%2e/secrets') // { ok: false, reason: ... }
  */
 export function normalizeUri(uri: string): NormalizedUri {
+  return isPlainCanonical(uri) ? { ok: true, uri } : normalize(uri);
+}
+
+/** {@link normalizeUri} without the fast path (the reference the fast path is tested against). */
+export function normalizeUriFull(uri: string): NormalizedUri {
   return normalize(uri);
+}
+
+/** Printable ASCII after a lower-case scheme, without `%` or `\`: nothing to decode or refuse. */
+const PLAIN = /^[a-z][a-z0-9+.-]*:[\x21-\x24\x26-\x5b\x5d-\x7e]*$/;
+const QUERY_OR_FRAGMENT = /[?#]/;
+const DOT_SEGMENT = /(?:^|\/)\.\.?(?:\/|$)/;
+
+/**
+ * True when `uri` is already in canonical form and `normalize` would return it unchanged: the
+ * common case (a listing's URIs), decided with three regex tests instead of the full pass. A URI
+ * this cannot vouch for takes the full pass; a test checks the two agree.
+ */
+export function isPlainCanonical(uri: string): boolean {
+  if (uri.length > MAX_URI_LENGTH || !PLAIN.test(uri)) return false;
+  const rest = uri.slice(uri.indexOf(':') + 1);
+  const end = rest.search(QUERY_OR_FRAGMENT);
+  const hierarchy = end < 0 ? rest : rest.slice(0, end);
+  let path = hierarchy;
+  if (hierarchy.startsWith('//')) {
+    const slash = hierarchy.indexOf('/', 2);
+    const authority = slash < 0 ? hierarchy.slice(2) : hierarchy.slice(2, slash);
+    if (authority.slice(authority.lastIndexOf('@') + 1) !== authority.slice(authority.lastIndexOf('@') + 1).toLowerCase()) return false;
+    path = slash < 0 ? '' : hierarchy.slice(slash);
+  }
+  return !path.includes('//') && !DOT_SEGMENT.test(path);
 }
 
 /**

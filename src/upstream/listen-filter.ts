@@ -16,6 +16,11 @@ export interface ListenFilterOptions {
   onReopened?: (uris: string[]) => void;
   /** Delays between attempts to reopen a lost stream, doubling. Default: 100 ms up to 5 s. */
   retry?: { initialMs: number; maxMs: number };
+  /**
+   * Keep a stream open even with no URI held (it also carries the upstream's list changes, see
+   * `start()`). Default: false (no URI, no stream).
+   */
+  always?: boolean;
 }
 
 /**
@@ -36,6 +41,16 @@ export class ListenFilter {
     private readonly open: (uris: string[]) => Promise<ListenStream>,
     private readonly options: ListenFilterOptions = {},
   ) {}
+
+  /** Opens the stream when one is wanted without any URI (`always`); retried with backoff while it fails. */
+  start(): void {
+    if (!this.options.always || this.closed) return;
+    const initial = this.options.retry?.initialMs ?? 100;
+    this.reconcile().catch(() => {
+      this.retryTimer = setTimeout(() => this.reopen(initial * 2), initial);
+      this.retryTimer.unref?.();
+    });
+  }
 
   /** Adds `uri`; resolves once a stream that includes it is acknowledged (rejects if that failed). */
   add(uri: string): Promise<void> {
@@ -67,7 +82,7 @@ export class ListenFilter {
       while (this.dirty && !this.closed) {
         this.dirty = false;
         const wanted = [...this.uris];
-        const next = wanted.length > 0 ? await this.open(wanted) : undefined;
+        const next = wanted.length > 0 || this.options.always ? await this.open(wanted) : undefined;
         const old = this.stream;
         this.stream = next;
         if (next) this.watch(next);
@@ -94,7 +109,7 @@ export class ListenFilter {
   }
 
   private reopen(delayMs: number): void {
-    if (this.closed || this.uris.size === 0) return;
+    if (this.closed || (this.uris.size === 0 && !this.options.always)) return;
     this.reconcile().then(
       () => {
         if (this.stream) this.options.onReopened?.([...this.uris]);

@@ -208,12 +208,19 @@ export class Upstream {
       void this.listens?.filter.close(); // the old connection's stream must not be reopened on it
       const timeout = this.config.timeoutMs;
       // A stream the upstream ended is reopened; what may have changed meanwhile is reported as updated.
+      // Its list changes arrive on the same stream when it declares them (2026 has no unsolicited ones).
+      const listChanged = this.capabilities?.resources?.listChanged === true;
       const reopened = (uris: string[]) => {
         for (const uri of uris) for (const l of this.notificationListeners) l({ method: Methods.updated, params: { uri } });
+        if (listChanged) for (const l of this.notificationListeners) l({ method: Methods.listChanged });
       };
+      const filter = (uris: string[]) => ({
+        ...(uris.length > 0 ? { resourceSubscriptions: uris } : {}),
+        ...(listChanged ? { resourcesListChanged: true } : {}),
+      });
       this.listens = {
         client,
-        filter: new ListenFilter((uris) => client.listen({ resourceSubscriptions: uris }, { timeout }), { onReopened: reopened }),
+        filter: new ListenFilter((uris) => client.listen(filter(uris), { timeout }), { onReopened: reopened, always: listChanged }),
       };
     }
     return this.listens.filter;
@@ -324,6 +331,8 @@ export class Upstream {
     this.generation++;
     this.readyAt = Date.now();
     this.setStatus('ready');
+    // A 2026-07-28 upstream tells of list changes only on a listen stream: hold one from the start.
+    this.listenFilter()?.start();
   }
 
   private setStatus(status: UpstreamStatus): void {

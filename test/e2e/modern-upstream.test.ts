@@ -1,7 +1,7 @@
 // A 2026-07-28 upstream (SDK v2, serveStdio) next to a 2025 one, behind the built CLI, to a 2025 client.
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { ResourceUpdatedNotificationSchema } from '@modelcontextprotocol/sdk/types.js';
+import { ResourceListChangedNotificationSchema, ResourceUpdatedNotificationSchema } from '@modelcontextprotocol/sdk/types.js';
 import { ProxyProcess, ROOT, TempDir, listAll, notFound, rpcError, runCli, suiteResource, upstreams, within } from './helpers.js';
 
 const MODERN = path.join(ROOT, 'test', 'fixtures', 'modern-server.mjs');
@@ -60,5 +60,15 @@ describe('upstreams of both eras', () => {
     await client.readResource({ uri: 'modern+modern://control/tick' });
     expect(await within(updated, 'the listen stream’s update of the modern ticker')).toBe('modern+modern://ticker');
     await client.unsubscribeResource({ uri: 'modern+modern://ticker' });
+  });
+});
+
+describe('list changes of a 2026-07-28 upstream', () => {
+  it('reach a 2025 client as notifications/resources/list_changed (the proxy holds a listen with resourcesListChanged)', async () => {
+    await using proxy = await ProxyProcess.start({ servers: { modern: modern('2026-07-28') }, listChanged: { coalesceMs: 0 } });
+    const { client } = proxy;
+    const changed = new Promise<void>((resolve) => client.setNotificationHandler(ResourceListChangedNotificationSchema, () => resolve()));
+    await client.readResource({ uri: 'modern+modern://control/list-changed' });
+    await within(changed, 'list_changed from the 2026 upstream');
   });
 });

@@ -99,3 +99,30 @@ describe('ListenFilter when the upstream ends the stream', () => {
     expect(opens).toBe(2);
   });
 });
+
+describe('ListenFilter that is always open (list changes)', () => {
+  it('opens a stream with no URI on start(), keeps it as URIs come and go, and reopens it when the upstream ends it', async () => {
+    const opened: string[][] = [];
+    const ends: ((why: 'local' | 'graceful' | 'remote') => void)[] = [];
+    const reopened = deferred<string[]>();
+    const f = new ListenFilter(
+      async (uris) => {
+        opened.push(uris);
+        let end!: (why: 'local' | 'graceful' | 'remote') => void;
+        const closed = new Promise<'local' | 'graceful' | 'remote'>((r) => (end = r));
+        ends.push(end);
+        return { close: async () => end('local'), closed };
+      },
+      { always: true, onReopened: (uris) => reopened.resolve(uris), retry: { initialMs: 1, maxMs: 2 } },
+    );
+    f.start();
+    await expect.poll(() => opened.length).toBe(1);
+    await f.add('a://1');
+    await f.remove('a://1');
+    expect(opened).toEqual([[], ['a://1'], []]); // never without a stream
+    ends.at(-1)!('remote');
+    expect(await reopened.promise).toEqual([]);
+    expect(opened.at(-1)).toEqual([]);
+    await f.close();
+  });
+});
