@@ -93,13 +93,20 @@ const tmp = mkdtempSync(join(tmpdir(), 'mcp-federate-bench-'));
 let configSeq = 0;
 
 /** Spawns a stdio MCP server and connects an SDK client to it. */
-const spawnClient = async (label, command, args) => {
-  const transport = new StdioClientTransport({ command, args, stderr: 'pipe' });
+/** SDK v1 (2025-11-25) over stdio: the client most of the bench uses. */
+const v1Sdk = { Transport: StdioClientTransport, client: () => new Client({ name: 'mcp-federate-bench', version: '1.0.0' }) };
+/** SDK v2 negotiating `auto`: the 2026-07-28 row. */
+const v2Sdk = {
+  Transport: ModernStdioTransport,
+  client: () => new ModernClient({ name: 'mcp-federate-bench', version: '1.0.0' }, { versionNegotiation: { mode: 'auto' } }),
+};
+const spawnClient = async (label, command, args, sdk = v1Sdk) => {
+  const transport = new sdk.Transport({ command, args, stderr: 'pipe' });
   let tail = '';
   transport.stderr?.on('data', (chunk) => {
     tail = (tail + chunk).slice(-STDERR_TAIL);
   });
-  const client = new Client({ name: 'mcp-federate-bench', version: '1.0.0' });
+  const client = sdk.client();
   const handle = {
     client,
     get pid() {
@@ -121,32 +128,10 @@ const spawnClient = async (label, command, args) => {
 };
 /** An SDK v2 client that negotiates `auto` and must end up in MCP 2026-07-28. */
 const spawnModernClient = async (label, command, args) => {
-  const transport = new ModernStdioTransport({ command, args, stderr: 'pipe' });
-  let tail = '';
-  transport.stderr?.on('data', (chunk) => {
-    tail = (tail + chunk).slice(-STDERR_TAIL);
-  });
-  const client = new ModernClient({ name: 'mcp-federate-bench', version: '1.0.0' }, { versionNegotiation: { mode: 'auto' } });
-  const handle = {
-    client,
-    get pid() {
-      return transport.pid;
-    },
-    close: async () => {
-      live.delete(handle);
-      await client.close().catch(() => {});
-    },
-  };
-  live.add(handle);
-  try {
-    await client.connect(transport);
-  } catch (e) {
+  const handle = await spawnClient(label, command, args, v2Sdk);
+  if (handle.client.getNegotiatedProtocolVersion() !== '2026-07-28') {
     await handle.close();
-    throw new Error(`${label} failed to start: ${e.message}${tail ? ` — stderr: ${tail.trim()}` : ''}`);
-  }
-  if (client.getNegotiatedProtocolVersion() !== '2026-07-28') {
-    await handle.close();
-    throw new Error(`${label} negotiated ${client.getNegotiatedProtocolVersion()}, not 2026-07-28`);
+    throw new Error(`${label} negotiated ${handle.client.getNegotiatedProtocolVersion()}, not 2026-07-28`);
   }
   return handle;
 };
