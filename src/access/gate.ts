@@ -75,10 +75,17 @@ export class AccessGate {
     const { policy } = this.rules;
     const key = kind === 'resources' ? 'uri' : 'uriTemplate';
     const unprefixed = this.options.uris.unprefixed;
+    // Rules about this caller are picked once per server, not once per entry.
+    const deciders = new Map<string, (uri: string) => PolicyDecision>();
+    const deciderFor = (server: string) => {
+      let d = deciders.get(server);
+      if (!d) deciders.set(server, (d = policy.decider(caller, 'list', server)));
+      return d;
+    };
     const filter = policy.enforced
       ? (server: string, item: Record<string, unknown>) => {
           const uri = server === unprefixed ? (item[key] as string) : (item[key] as string).slice(server.length + NAMESPACE_DELIMITER.length);
-          const d = kind === 'resources' ? policy.decide(caller, 'list', server, uri) : policy.decideTemplate(caller, 'list', server, uri);
+          const d = kind === 'resources' ? deciderFor(server)(uri) : policy.decideTemplate(caller, 'list', server, uri);
           return d.allow;
         }
       : undefined;

@@ -136,6 +136,12 @@ class NfaGlob implements Glob {
   private readonly literal: string | undefined;
   /** The accepting state. */
   private readonly final: number;
+  /**
+   * The literal text every match starts with: the leading literal states, up to the first that
+   * has an epsilon edge (so skipping them cannot skip an alternative), and how many states it is.
+   */
+  private readonly head: string;
+  private readonly headStates: number;
 
   constructor(
     readonly source: string,
@@ -160,6 +166,10 @@ class NfaGlob implements Glob {
     for (let i = n - 1; i >= 0; i--) if (this.epsilon[i]!.some((t) => reachesFinal[t] === 1)) reachesFinal[i] = 1;
     this.universal = this.kinds.map((k, i) => (k === GLOBSTAR && reachesFinal[i] === 1 ? 1 : 0));
     this.literal = tokens.kinds.every((k) => k === LIT) ? String.fromCodePoint(...tokens.chars) : undefined;
+    let h = 0;
+    while (h < n && this.kinds[h] === LIT && this.epsilon[h]!.length === 0) h++;
+    this.headStates = h;
+    this.head = String.fromCodePoint(...tokens.chars.slice(0, h));
   }
 
   matches(input: string, work?: GlobWork): boolean {
@@ -191,9 +201,19 @@ class NfaGlob implements Glob {
     const size = this.final + 1;
     let current = new Uint8Array(size);
     let next = new Uint8Array(size);
-    current[0] = 1;
+    // The literal head is matched by one comparison; the automaton starts after it. (An input
+    // shorter than the head, e.g. a template prefix, takes the automaton from the start.)
+    let k = 0;
+    if (this.headStates > 0 && input.length >= this.head.length) {
+      if (!input.startsWith(this.head)) return undefined;
+      current[this.headStates] = 1;
+      k = this.head.length;
+      if (work) work.steps += this.headStates;
+    } else {
+      current[0] = 1;
+    }
     this.close(current);
-    for (let k = 0; k < input.length; ) {
+    while (k < input.length) {
       const c = input.codePointAt(k)!;
       k += c > 0xffff ? 2 : 1;
       next.fill(0);

@@ -46,6 +46,11 @@ export interface Policy {
    * as the URI it is.
    */
   decideTemplate(caller: PolicySubject, action: PolicyAction, server: string, uriTemplate: string): PolicyDecision;
+  /**
+   * `decide` for one caller, action and server, with the rules about them picked once: the same
+   * decisions, for the many URIs of one listing.
+   */
+  decider(caller: PolicySubject, action: PolicyAction, server: string): (uri: string) => PolicyDecision;
 }
 
 interface CompiledRule {
@@ -71,7 +76,7 @@ const DENY_ERROR: PolicyDecision = Object.freeze({ allow: false, rule: POLICY_OU
  */
 export function compilePolicy(config: PolicyConfig | undefined, serverIds: ReadonlySet<string>): Policy {
   if (config === undefined) {
-    return { enforced: false, decide: () => ALLOW_UNENFORCED, decideTemplate: () => ALLOW_UNENFORCED };
+    return { enforced: false, decide: () => ALLOW_UNENFORCED, decideTemplate: () => ALLOW_UNENFORCED, decider: () => () => ALLOW_UNENFORCED };
   }
   const compile = (rule: PolicyRuleConfig): CompiledRule => ({
     id: rule.id,
@@ -85,7 +90,22 @@ export function compilePolicy(config: PolicyConfig | undefined, serverIds: Reado
   const allows = config.rules.filter((r) => r.effect === 'allow').map(compile);
   const fallback: PolicyDecision = Object.freeze({ allow: config.default === 'allow', rule: POLICY_OUTCOMES.default });
 
-  /** Deny rules first (any one wins), then the first allow rule, then the default. */
+  /** Deny rules first (any one wins), then the first allow rule, then the default; among rules already about the request. */
+  const evaluateAmong = (
+    server: string,
+    denying: readonly CompiledRule[],
+    allowing: readonly CompiledRule[],
+    denyMatches: (p: ResourcePattern) => boolean,
+    allowMatches: (p: ResourcePattern) => boolean,
+  ): PolicyDecision => {
+    for (const rule of denying) if (resourcesMatch(rule, server, denyMatches)) return { allow: false, rule: rule.id };
+    for (const rule of allowing) if (resourcesMatch(rule, server, allowMatches)) return { allow: true, rule: rule.id };
+    return fallback;
+  };
+  const about = (caller: PolicySubject, action: PolicyAction, server: string) => ({
+    denying: denies.filter((rule) => isAbout(rule, caller, action, server)),
+    allowing: allows.filter((rule) => isAbout(rule, caller, action, server)),
+  });
   const evaluate = (
     caller: PolicySubject,
     action: PolicyAction,
@@ -93,22 +113,27 @@ export function compilePolicy(config: PolicyConfig | undefined, serverIds: Reado
     denyMatches: (p: ResourcePattern) => boolean,
     allowMatches: (p: ResourcePattern) => boolean,
   ): PolicyDecision => {
-    for (const rule of denies) {
-      if (isAbout(rule, caller, action, server) && resourcesMatch(rule, server, denyMatches)) return { allow: false, rule: rule.id };
-    }
-    for (const rule of allows) {
-      if (isAbout(rule, caller, action, server) && resourcesMatch(rule, server, allowMatches)) return { allow: true, rule: rule.id };
-    }
-    return fallback;
+    const { denying, allowing } = about(caller, action, server);
+    return evaluateAmong(server, denying, allowing, denyMatches, allowMatches);
   };
 
-  const decide = (caller: PolicySubject, action: PolicyAction, server: string, uri: string): PolicyDecision => {
+  /** Decides `uri` among rules already picked for its caller, action and server. */
+  const decideAmong = (server: string, denying: readonly CompiledRule[], allowing: readonly CompiledRule[], uri: string): PolicyDecision => {
     try {
       const canonical = normalizeUri(uri);
       if (!canonical.ok) return DENY_INVALID_URI;
       const path = withoutQuery(canonical.uri);
       const matches = (p: ResourcePattern) => p.glob.matches(p.wholeUri ? canonical.uri : path);
-      return evaluate(caller, action, server, matches, matches);
+      return evaluateAmong(server, denying, allowing, matches, matches);
+    } catch {
+      return DENY_ERROR;
+    }
+  };
+
+  const decide = (caller: PolicySubject, action: PolicyAction, server: string, uri: string): PolicyDecision => {
+    try {
+      const { denying, allowing } = about(caller, action, server);
+      return decideAmong(server, denying, allowing, uri);
     } catch {
       return DENY_ERROR;
     }
@@ -117,6 +142,14 @@ export function compilePolicy(config: PolicyConfig | undefined, serverIds: Reado
   return {
     enforced: true,
     decide,
+    decider(caller, action, server) {
+      try {
+        const { denying, allowing } = about(caller, action, server);
+        return (uri) => decideAmong(server, denying, allowing, uri);
+      } catch {
+        return () => DENY_ERROR;
+      }
+    },
     decideTemplate(caller, action, server, uriTemplate) {
       try {
         const brace = uriTemplate.indexOf('{');
