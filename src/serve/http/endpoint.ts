@@ -182,7 +182,7 @@ export function createHttpEndpoint(options: HttpEndpointOptions): HttpEndpoint {
 
   async function serveModern(req: IncomingMessage, res: ServerResponse, body: unknown, who: Extract<AuthResult, { ok: true }>) {
     const caller: Caller = { principal: who.principal, roles: who.roles, session: `r${++requests}`, transport: 'http' };
-    const message = body as { id?: string | number; method?: string; params?: { notifications?: unknown } };
+    const message = (typeof body === 'object' && body !== null ? body : {}) as { id?: string | number; method?: string; params?: { notifications?: unknown } };
     if (message.method === 'subscriptions/listen' && (typeof message.id === 'string' || typeof message.id === 'number')) {
       logger.debug({ principal: caller.principal, session: caller.session }, 'http: listen');
       const identity = { principal: caller.principal, roles: caller.roles, transport: 'http' as const };
