@@ -130,4 +130,17 @@ describe('reload', () => {
       await proxy[Symbol.asyncDispose]();
     }
   });
+
+  it('--watch reloads when the config file changes', async () => {
+    const base = { servers: { fx: upstreams.fixture('--resources', '3') }, stdio: { principal: 'erin', roles: ['eng'] } };
+    const proxy = await ProxyProcess.start({ ...base, policy: POLICY }, { logLevel: 'info', args: ['--watch'] });
+    try {
+      await proxy.client.readResource({ uri: 'fx+fixture://res/0' });
+      writeFileSync(proxy.configFile, JSON.stringify({ ...base, policy: { default: 'deny', rules: [] } }));
+      await proxy.waitForLog((r) => r.msg === 'configuration reloaded (policy, limits, auth)' && r.why === 'file changed');
+      expect(await rpcError(proxy.client.readResource({ uri: 'fx+fixture://res/0' }))).toEqual(notFound('fx+fixture://res/0'));
+    } finally {
+      await proxy[Symbol.asyncDispose]();
+    }
+  });
 });
