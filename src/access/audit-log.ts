@@ -16,6 +16,13 @@ export type { AuditCacheUse, AuditDecision, AuditEntry, AuditOutcome, AuditRecor
 export interface AuditLog extends AsyncDisposable {
   /** Appends one record. Throws `ProxyError(CLOSED)` after `close()`, or the write's own error. */
   record(entry: AuditEntry): void;
+  /**
+   * Seals one record into the chain at once and appends it with the others sealed in the same
+   * turn, in one `write` (a microtask after the first). Resolves once that write has been handed
+   * to the operating system, and rejects with its error: await it before answering, and the
+   * guarantee of {@link AuditLog.record} holds at a fraction of the cost under load.
+   */
+  recordBatched(entry: AuditEntry): Promise<void>;
   /** Flushes the file to disk (`fsync`) and closes it. Idempotent. */
   close(): void | Promise<void>;
   /** Same as `close()`. */
@@ -33,6 +40,7 @@ export interface AuditLogOptions {
 /** The audit log of an unconfigured `audit`: records nothing. */
 export const noopAuditLog: AuditLog = Object.freeze({
   record: () => undefined,
+  recordBatched: () => Promise.resolve(),
   close: () => undefined,
   [Symbol.asyncDispose]: async () => undefined,
 });
@@ -77,6 +85,11 @@ class ChainWriter implements AuditLog {
   #closed = false;
   /** Set when a write failed part-way: appending after a torn line would break the chain. */
   #failure: unknown;
+  /** Records sealed but not written yet (one batch), with the chain position before the first. */
+  #pending: Buffer[] = [];
+  #pendingBytes = 0;
+  #before: { seq: number; prev: string } | undefined;
+  #batch: { promise: Promise<void>; resolve: () => void; reject: (err: unknown) => void } | undefined;
 
   constructor(
     state: ChainState,
@@ -95,8 +108,65 @@ class ChainWriter implements AuditLog {
     return new ChainWriter({ fd, size, seq: last?.seq ?? 0, prev: last?.hash ?? GENESIS_HASH }, now, { path: file, maxBytes, keep });
   }
 
+  recordBatched(entry: AuditEntry): Promise<void> {
+    if (this.#closed) return Promise.reject(new ProxyError(ErrorCodes.CLOSED, 'audit log closed'));
+    if (this.#failure !== undefined) return Promise.reject(this.#failure);
+    const state = this.#state;
+    const { record, line } = sealRecord(entry, { seq: state.seq + 1, prev: state.prev, time: this.now() });
+    const bytes = Buffer.from(line, 'utf8');
+    if (this.file && this.file.maxBytes > 0 && state.size + this.#pendingBytes + bytes.length > this.file.maxBytes) {
+      // Rotation stays on the one-record path, after what is pending went out in order.
+      try {
+        this.#flush();
+        this.record(entry);
+        return Promise.resolve();
+      } catch (err) {
+        return Promise.reject(err);
+      }
+    }
+    if (!this.#batch) {
+      let resolve!: () => void;
+      let reject!: (err: unknown) => void;
+      const promise = new Promise<void>((res, rej) => ((resolve = res), (reject = rej)));
+      promise.catch(() => undefined); // each caller observes it
+      this.#batch = { promise, resolve, reject };
+      this.#before = { seq: state.seq, prev: state.prev };
+      queueMicrotask(() => this.#flush());
+    }
+    this.#pending.push(bytes);
+    this.#pendingBytes += bytes.length;
+    state.seq = record.seq; // the next record chains from this one, written or pending
+    state.prev = record.hash;
+    return this.#batch.promise;
+  }
+
+  /** Writes the pending batch in one `write`; on failure the chain goes back to before it (or, torn, refuses from now on). */
+  #flush(): void {
+    const batch = this.#batch;
+    if (!batch) return;
+    const bytes = this.#pending.length === 1 ? this.#pending[0]! : Buffer.concat(this.#pending);
+    const before = this.#before!;
+    this.#batch = undefined;
+    this.#before = undefined;
+    this.#pending = [];
+    this.#pendingBytes = 0;
+    const { written, error } = writeAll(this.#state.fd, bytes);
+    if (error !== undefined) {
+      if (written > 0) this.#failure = error;
+      this.#state.seq = before.seq;
+      this.#state.prev = before.prev;
+      this.#state.size += written;
+      batch.reject(error);
+      return;
+    }
+    this.#state.size += bytes.length;
+    batch.resolve();
+  }
+
   record(entry: AuditEntry): void {
     if (this.#closed) throw new ProxyError(ErrorCodes.CLOSED, 'audit log closed');
+    if (this.#failure !== undefined) throw this.#failure;
+    this.#flush(); // anything batched goes first, in chain order
     if (this.#failure !== undefined) throw this.#failure;
     const state = this.#state;
     const { record, line } = sealRecord(entry, { seq: state.seq + 1, prev: state.prev, time: this.now() });
@@ -135,6 +205,7 @@ class ChainWriter implements AuditLog {
 
   close(): void {
     if (this.#closed) return;
+    this.#flush();
     this.#closed = true;
     const { fd } = this.#state;
     if (fd === 2) return;

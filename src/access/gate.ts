@@ -100,8 +100,7 @@ export class AccessGate {
     const limited = this.rules.limiter.take(caller);
     if (!limited.ok) {
       const error = new JsonRpcError(JsonRpc.SERVER_ERROR, 'Rate limit exceeded', { retryAfterMs: limited.retryAfterMs });
-      this.record(caller, 'resources/read', uri, trace, RATE_LIMITED, 'rate_limited', this.now());
-      return Promise.reject(error);
+      return this.recorded(caller, 'resources/read', uri, trace, RATE_LIMITED, 'rate_limited', this.now()).then(() => Promise.reject(error));
     }
     return this.decided(caller, 'resources/read', 'read', uri, trace, async () => this.scoped(await this.options.resources.read(uri, signal, trace)));
   }
@@ -199,17 +198,18 @@ export class AccessGate {
     }
     if (!decision.allow) {
       const unknown = decision === UNKNOWN;
-      this.record(caller, method, uri, trace, decision, unknown ? 'not_found' : 'denied', started);
+      await this.recorded(caller, method, uri, trace, decision, unknown ? 'not_found' : 'denied', started);
       throw NOT_FOUND();
     }
+    let result: T;
     try {
-      const result = await run();
-      this.record(caller, method, uri, trace, decision, 'ok', started);
-      return result;
+      result = await run();
     } catch (err) {
-      this.record(caller, method, uri, trace, decision, outcomeOf(err), started);
+      await this.recorded(caller, method, uri, trace, decision, outcomeOf(err), started);
       throw err;
     }
+    await this.recorded(caller, method, uri, trace, decision, 'ok', started);
+    return result;
   }
 
   private safeDecide(caller: Caller, action: PolicyAction, server: string, uri: string): PolicyDecision {
@@ -227,7 +227,19 @@ export class AccessGate {
     return hint && hint.scope !== 'private' ? withHint(result, { ttlMs: hint.ttlMs, scope: 'private' }) : result;
   }
 
-  private record(
+  /** Records synchronously (a notification about to be sent in the same turn). */
+  private record(...args: RecordArgs): void {
+    if (this.options.audit === noopAuditLog) return; // no audit configured: build nothing
+    this.options.audit.record(this.entryOf(...args)); // throws when the log cannot be written
+  }
+
+  /** Records in the turn's batch; resolves once it is written, so the answer that follows is never missing from the log. */
+  private recorded(...args: RecordArgs): Promise<void> {
+    if (this.options.audit === noopAuditLog) return Promise.resolve();
+    return this.options.audit.recordBatched(this.entryOf(...args)); // rejects when the log cannot be written: the request fails
+  }
+
+  private entryOf(
     caller: Caller,
     method: string,
     uri: string | undefined,
@@ -235,9 +247,8 @@ export class AccessGate {
     decision: PolicyDecision,
     outcome: AuditOutcome,
     started: number,
-  ): void {
-    if (this.options.audit === noopAuditLog) return; // no audit configured: build nothing
-    const entry: AuditEntry = {
+  ): AuditEntry {
+    return {
       caller,
       method,
       ...(uri === undefined ? {} : { uri }),
@@ -252,9 +263,10 @@ export class AccessGate {
       ...(trace.filtered === undefined ? {} : { filtered: trace.filtered }),
       durationMs: Math.max(0, Math.round((this.now() - started) * 1000) / 1000),
     };
-    this.options.audit.record(entry); // throws when the log cannot be written: the request then fails
   }
 }
+
+type RecordArgs = [Caller, string, string | undefined, OperationTrace, PolicyDecision, AuditOutcome, number];
 
 /** The audit outcome of a failed operation. */
 function outcomeOf(err: unknown): AuditOutcome {

@@ -13,7 +13,13 @@ const text = (uri: string, body = `body of ${uri}`) => ({ contents: [{ uri, mime
 /** An audit log that keeps its entries in memory. */
 function memoryAudit(): AuditLog & { entries: AuditEntry[] } {
   const entries: AuditEntry[] = [];
-  return { entries, record: (e) => void entries.push(e), close: () => undefined, [Symbol.asyncDispose]: async () => undefined };
+  return {
+    entries,
+    record: (e) => void entries.push(e),
+    recordBatched: async (e) => void entries.push(e),
+    close: () => undefined,
+    [Symbol.asyncDispose]: async () => undefined,
+  };
 }
 
 const DOCS = ['file:///handbook/a.md', 'file:///handbook/b.md', 'file:///secrets/keys.txt', 'file:///secrets/plan.md', 'file:///public/readme.md'];

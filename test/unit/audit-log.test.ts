@@ -55,6 +55,54 @@ describe('audit log', () => {
   });
   afterEach(() => rmSync(dir, { recursive: true, force: true }));
 
+  it('batches the records of one turn into one write, in chain order with synchronous ones, resolving once written', async () => {
+    const log = open();
+    const writes = vi.spyOn(fs, 'writeSync');
+    const batched = Array.from({ length: 20 }, (_, i) => log.recordBatched(read(`docs+file:///b${i}.md`)));
+    expect(existsSync(file) ? lines().length : 0).toBe(0); // nothing written yet: it waits for the turn to end
+    await Promise.all(batched);
+    expect(writes).toHaveBeenCalledTimes(1);
+    const more = log.recordBatched(read('docs+file:///c.md'));
+    log.record(read('docs+file:///sync.md')); // a synchronous record writes the pending batch first
+    await more;
+    writes.mockRestore();
+    log.close();
+    expect(records().map((r) => r.uri)).toEqual([...Array.from({ length: 20 }, (_, i) => `docs+file:///b${i}.md`), 'docs+file:///c.md', 'docs+file:///sync.md']);
+    expect(records().map((r) => r.seq)).toEqual(Array.from({ length: 22 }, (_, i) => i + 1));
+    const verified = await verifyAuditFiles([file]);
+    expect([verified.records, verified.broken]).toEqual([22, undefined]);
+  });
+
+  it('a batch whose write fails rejects every record in it and leaves the chain where the file ends', async () => {
+    const log = open();
+    await log.recordBatched(read('docs+file:///ok.md'));
+    const writes = vi.spyOn(fs, 'writeSync').mockImplementationOnce(() => {
+      throw Object.assign(new Error('ENOSPC: no space left on device'), { code: 'ENOSPC' });
+    });
+    const failed = [log.recordBatched(read('docs+file:///x.md')), log.recordBatched(read('docs+file:///y.md'))];
+    for (const p of failed) await expect(p).rejects.toThrow(/ENOSPC/);
+    writes.mockRestore();
+    await log.recordBatched(read('docs+file:///after.md'));
+    log.close();
+    expect(records().map((r) => [r.seq, r.uri])).toEqual([
+      [1, 'docs+file:///ok.md'],
+      [2, 'docs+file:///after.md'],
+    ]);
+    expect((await verifyAuditFiles([file])).broken).toBeUndefined();
+  });
+
+  it('rotates on the batched path too, the chain continuing across the files', async () => {
+    const log = open({ maxBytes: 1500 });
+    for (let i = 0; i < 12; i++) await Promise.all([log.recordBatched(read(`docs+file:///${i}a.md`)), log.recordBatched(read(`docs+file:///${i}b.md`))]);
+    log.close();
+    const files = [`${file}.2`, `${file}.1`, file].filter((f) => existsSync(f));
+    expect(files.length).toBeGreaterThan(1);
+    const verified = await verifyAuditFiles(files.filter((f) => existsSync(f)));
+    expect(verified.broken).toBeUndefined();
+    expect(verified.records).toBeGreaterThan(0);
+    for (const f of files) expect(statSync(f).size).toBeLessThanOrEqual(1500);
+  });
+
   it('writes one line per record with the caller, the decision and the chain fields, and nothing else', () => {
     const log = open();
     log.record(read());
