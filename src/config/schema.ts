@@ -196,7 +196,7 @@ export const HttpSchema = z.strictObject({
   allowedHosts: z.array(z.string().min(1)).default([]),
   /** A 2025-11-25 session with no request and no open stream for this long expires, releasing its subscriptions. Default: 1800000 (30 min). */
   sessionIdleMs: positiveInt().default(30 * 60 * 1000),
-  /** Most live 2025-11-25 sessions; one more `initialize` gets 503. Default: 1000. */
+  /** Most live 2025-11-25 sessions, and (separately) most open 2026-07-28 listen streams; one more gets 503. Default: 1000. */
   maxSessions: positiveInt().default(1000),
   /** Largest request body, in bytes; larger gets 413. Default: 4 MiB. */
   maxBodyBytes: positiveInt().default(4 * 1024 * 1024),

@@ -72,4 +72,17 @@ describe('HTTP sessions', () => {
     expect(g.endpoint.sessions).toBe(2);
     await Promise.all([two.client.close(), three.client.close()]);
   });
+
+  it('bounds open 2026 listen streams by maxSessions too: one more gets 503, and one ending makes room', async () => {
+    await using g = await gateway({ maxSessions: 1 });
+    const { Client: ModernClient, StreamableHTTPClientTransport: ModernHttp } = await import('@modelcontextprotocol/client');
+    const client = new ModernClient({ name: 'm', version: '1' }, { versionNegotiation: { mode: 'auto' } });
+    await client.connect(new ModernHttp(g.url));
+    const first = await client.listen({ resourceSubscriptions: ['a+x://1'] });
+    expect(first.honoredFilter.resourceSubscriptions).toEqual(['a+x://1']);
+    await expect(client.listen({ resourceSubscriptions: ['a+x://1'] })).rejects.toThrow(/503|Too many open listens/);
+    await first.close();
+    await expect.poll(async () => (await client.listen({ resourceSubscriptions: ['a+x://1'] }).then((s) => s.close().then(() => true), () => false))).toBe(true);
+    await client.close();
+  });
 });

@@ -184,6 +184,10 @@ export function createHttpEndpoint(options: HttpEndpointOptions): HttpEndpoint {
     const caller: Caller = { principal: who.principal, roles: who.roles, session: `r${++requests}`, transport: 'http' };
     const message = (typeof body === 'object' && body !== null ? body : {}) as { id?: string | number; method?: string; params?: { notifications?: unknown } };
     if (message.method === 'subscriptions/listen' && (typeof message.id === 'string' || typeof message.id === 'number')) {
+      if (listens.size >= config.maxSessions) {
+        logger.warn({ limit: config.maxSessions }, 'http: listen refused: maxSessions open listens');
+        return json(res, 503, rpcError(-32000, 'Too many open listens'), { 'retry-after': '1' });
+      }
       logger.debug({ principal: caller.principal, session: caller.session }, 'http: listen');
       const identity = { principal: caller.principal, roles: caller.roles, transport: 'http' as const };
       const listen = await serveListen(res, message as { id: string | number }, {
