@@ -41,7 +41,8 @@ const CANCELLED = 'notifications/cancelled';
  *
  * - server side: a bad envelope with a readable id gets `-32600` with that id (id null when it has
  *   none); a line the transport refused gets `-32700` (not JSON) or `-32600` (too large, too deep);
- *   responses are never answered.
+ *   responses are never answered. (Requests in flight are bounded by {@link installServerGuard},
+ *   which sits in front of the connection whatever serves it.)
  * - client side (an upstream): a malformed or refused response whose id is readable fails that
  *   pending request with `-32603` (marked too large / too deep where that was the reason), so the
  *   caller is answered at once instead of at its timeout; anything else is reported to `onerror`
@@ -50,7 +51,7 @@ const CANCELLED = 'notifications/cancelled';
  *
  * Call after `connect()`. Throws when the Protocol lacks the methods (an SDK change); a test pins it.
  */
-export function installDispatch(protocol: object, transport: RefusingTransport, side: Side, options: DispatchOptions = {}): void {
+export function installDispatch(protocol: object, transport: RefusingTransport, side: Side): void {
   const p = protocol as unknown as Partial<ProtocolInternals>;
   if (typeof p._onrequest !== 'function' || typeof p._onresponse !== 'function' || typeof p._onnotification !== 'function') {
     throw new Error('the SDK Protocol lacks _onrequest/_onresponse/_onnotification: dispatch cannot be installed');
@@ -61,18 +62,13 @@ export function installDispatch(protocol: object, transport: RefusingTransport, 
   const failPending = (id: string | number, message: string, data?: Record<string, unknown>) =>
     internals._onresponse({ jsonrpc: '2.0', id, error: { code: JsonRpc.INTERNAL_ERROR, message, ...(data ? { data } : {}) } });
 
-  const gate = side === 'server' ? inFlightGate(transport, options.maxInFlight) : undefined;
 
   transport.onmessage = (message, extra) => {
     const envelope = classify(message);
     switch (envelope.kind) {
       case 'request':
-        gate?.opened((message as { id: string | number }).id);
         return internals._onrequest(message, extra);
       case 'notification':
-        if (gate && (message as { method: string }).method === CANCELLED) {
-          gate.closed((message as { params?: { requestId?: unknown } }).params?.requestId);
-        }
         return internals._onnotification(message, extra);
       case 'response':
         return internals._onresponse(message);

@@ -2,7 +2,7 @@
 import { PassThrough, Writable } from 'node:stream';
 import { describe, expect, it } from 'vitest';
 import { Server } from '@modelcontextprotocol/server';
-import { installDispatch } from '../../src/wire/dispatch.js';
+import { installDispatch, installServerGuard } from '../../src/wire/dispatch.js';
 import { InFlightGate } from '../../src/wire/in-flight.js';
 import { LineTransport } from '../../src/wire/line-transport.js';
 import { counter, deferred } from '../helpers/gate.js';
@@ -24,7 +24,7 @@ describe('InFlightGate', () => {
   });
 });
 
-describe('dispatch with maxInFlight', () => {
+describe('the server guard with maxInFlight', () => {
   it('stops reading a client that has maxInFlight requests unanswered, and reads on once they are answered or cancelled', async () => {
     const release = deferred();
     const started = counter();
@@ -48,7 +48,8 @@ describe('dispatch with maxInFlight', () => {
     });
     const transport = new LineTransport(input, output);
     await server.connect(transport);
-    installDispatch(server, transport, 'server', { maxInFlight: 4 });
+    installDispatch(server, transport, 'server');
+    installServerGuard(transport, transport.onmessage!, { maxInFlight: 4 }); // in front of the dispatch, as a connection has it
     const read = (id: number) => `${JSON.stringify({ jsonrpc: '2.0', id, method: 'resources/read', params: { uri: `x://${id}` } })}\n`;
     const cancel = (id: number) => `${JSON.stringify({ jsonrpc: '2.0', method: 'notifications/cancelled', params: { requestId: id } })}\n`;
     // A cancel is an answer the SDK never sends: request 1 no longer counts, so five fit under a bound of four.
