@@ -2,7 +2,6 @@
 import { randomBytes } from 'node:crypto';
 import { createServer, type IncomingMessage, type Server as HttpServer, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { toNodeHandler } from '@modelcontextprotocol/node';
 import { createMcpHandler, type AuthInfo } from '@modelcontextprotocol/server';
 import type { Caller } from '../../access/caller.js';
 import type { AuthConfig, HttpConfig } from '../../config/schema.js';
@@ -111,7 +110,10 @@ export function createHttpEndpoint(options: HttpEndpointOptions): HttpEndpoint {
     },
     { legacy: 'reject', onerror: (err) => logger.debug({ err: err.message }, 'http: modern request') },
   );
-  const modernNode = toNodeHandler(modern, { maxRequestBodySize: config.maxBodyBytes });
+  // The Node adapter (and hono under it) is loaded on the first 2026 request, not by every gateway.
+  let modernNode: Promise<(req: IncomingMessage, res: ServerResponse, body: unknown) => Promise<void>> | undefined;
+  const modernHandler = () =>
+    (modernNode ??= import('@modelcontextprotocol/node').then(({ toNodeHandler }) => toNodeHandler(modern, { maxRequestBodySize: config.maxBodyBytes })));
 
   const server: HttpServer = createServer({
     headersTimeout: config.headersTimeoutMs,
@@ -203,7 +205,7 @@ export function createHttpEndpoint(options: HttpEndpointOptions): HttpEndpoint {
     const authInfo: AuthInfo = { token: '', clientId: caller.principal, scopes: [...caller.roles] };
     callers.set(authInfo, caller);
     (req as IncomingMessage & { auth?: AuthInfo }).auth = authInfo;
-    await modernNode(req, res, body);
+    await (await modernHandler())(req, res, body);
   }
 
   async function serveLegacy(req: IncomingMessage, res: ServerResponse, body: unknown, who: Extract<AuthResult, { ok: true }>) {
