@@ -93,6 +93,30 @@ const tmp = mkdtempSync(join(tmpdir(), 'mcp-federate-bench-'));
 let configSeq = 0;
 
 /** Spawns a stdio MCP server and connects an SDK client to it. */
+/**
+ * Connects `client` over `transport` as a handle tracked for the end-of-run cleanup (`extra` adds
+ * properties, e.g. `pid`); a failed connection is closed and reported with `label` and `detail()`.
+ */
+const connectTracked = async (label, client, transport, detail, extra) => {
+  const handle = Object.defineProperties(
+    {
+      client,
+      close: async () => {
+        live.delete(handle);
+        await client.close().catch(() => {});
+      },
+    },
+    Object.getOwnPropertyDescriptors(extra),
+  );
+  live.add(handle);
+  try {
+    await client.connect(transport);
+  } catch (e) {
+    await handle.close();
+    throw new Error(`${label} failed to connect: ${e.message}${detail()}`);
+  }
+  return handle;
+};
 /** SDK v1 (2025-11-25) over stdio: the client most of the bench uses. */
 const v1Sdk = { Transport: StdioClientTransport, client: () => new Client({ name: 'mcp-federate-bench', version: '1.0.0' }) };
 /** SDK v2 negotiating `auto`: the 2026-07-28 row. */
@@ -106,25 +130,11 @@ const spawnClient = async (label, command, args, sdk = v1Sdk) => {
   transport.stderr?.on('data', (chunk) => {
     tail = (tail + chunk).slice(-STDERR_TAIL);
   });
-  const client = sdk.client();
-  const handle = {
-    client,
+  return connectTracked(label, sdk.client(), transport, () => (tail ? ` — stderr: ${tail.trim()}` : ''), {
     get pid() {
       return transport.pid;
     },
-    close: async () => {
-      live.delete(handle);
-      await client.close().catch(() => {});
-    },
-  };
-  live.add(handle);
-  try {
-    await client.connect(transport);
-  } catch (e) {
-    await handle.close();
-    throw new Error(`${label} failed to start: ${e.message}${tail ? ` — stderr: ${tail.trim()}` : ''}`);
-  }
-  return handle;
+  });
 };
 /** An SDK v2 client that negotiates `auto` and must end up in MCP 2026-07-28. */
 const spawnModernClient = async (label, command, args) => {
@@ -245,23 +255,7 @@ const spawnHttpProxy = (upstream, extra = {}) => {
 /** An SDK v1 client over Streamable HTTP (2025-11-25, a stateful session), sending the bench's bearer token. */
 const connectHttp = async (label, url) => {
   const transport = new StreamableHTTPClientTransport(new URL(url), { requestInit: { headers: { authorization: `Bearer ${HTTP_TOKEN}` } } });
-  const client = new Client({ name: 'mcp-federate-bench', version: '1.0.0' });
-  const handle = {
-    client,
-    transport,
-    close: async () => {
-      live.delete(handle);
-      await client.close().catch(() => {});
-    },
-  };
-  live.add(handle);
-  try {
-    await client.connect(transport);
-  } catch (e) {
-    await handle.close();
-    throw new Error(`${label} failed to connect: ${e.message}`);
-  }
-  return handle;
+  return connectTracked(label, new Client({ name: 'mcp-federate-bench', version: '1.0.0' }), transport, () => '', { transport });
 };
 /** A session that has already served one full list (so no upstream start-up work overlaps a measurement). */
 const connectSettledHttp = async (label, server) => {
