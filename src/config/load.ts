@@ -1,11 +1,13 @@
 // Finds, reads, interpolates and validates the configuration; every failure is one readable ProxyError.
+import os from 'node:os';
 import path from 'node:path';
 import { readFile } from 'node:fs/promises';
 import { parseEnv } from 'node:util';
 import { lilconfig, type Loader } from 'lilconfig';
 import type { z } from 'zod';
-import { sortTopLevelKeys } from './keys.js';
-import { ConfigSchema, isRemote, type FederateConfig, type ServerConfig } from './schema.js';
+import { closest, sortTopLevelKeys, unknownKeyMessage } from './keys.js';
+import { ConfigSchema, isRemote, RemoteServerSchema, StdioServerSchema, type FederateConfig, type ServerConfig } from './schema.js';
+import { substituteVariables, workspaceFolderOf, type VariableContext } from './variables.js';
 import { ErrorCodes, ProxyError } from '../errors.js';
 
 export * from './schema.js';
@@ -49,6 +51,18 @@ export interface LoadConfigOptions {
   cwd?: string;
   /** Variables for `${VAR}` interpolation. Default: process.env. */
   env?: Readonly<Record<string, string | undefined>>;
+  /** `${userHome}`. Default: the OS home folder. */
+  userHome?: string;
+}
+
+/** Options of {@link parseConfig} and {@link validateConfig}. */
+export interface ValidateOptions {
+  /** Variables for `${VAR}`, `${env:VAR}` and `${input:id}`. */
+  env: Readonly<Record<string, string | undefined>>;
+  /** The file the config came from: prefixes errors, and gives `${workspaceFolder}`. */
+  file?: string;
+  /** `${userHome}`. Default: the OS home folder. */
+  userHome?: string;
 }
 
 const jsonLoader: Loader = (filepath, content) => {
@@ -102,20 +116,22 @@ export async function loadConfig(options: LoadConfigOptions = {}): Promise<Loade
       `no configuration found from ${cwd} (looked for ${CONFIG_SEARCH_PLACES.join(', ')}); pass --config <file>`,
     );
   }
-  const { config, ignoredKeys } = validateConfig(found.config, { env: options.env ?? process.env, file: found.filepath });
+  const { config, ignoredKeys } = validateConfig(found.config, {
+    env: options.env ?? process.env,
+    file: found.filepath,
+    ...(options.userHome === undefined ? {} : { userHome: options.userHome }),
+  });
   const block = isObject(found.config) && found.config.servers === undefined && 'mcpServers' in found.config ? 'mcpServers' : 'servers';
   const resolved = await resolvePaths(config, path.dirname(found.filepath), `${found.filepath}: ${block}`);
   return { config: resolved, filepath: found.filepath, ignoredKeys };
 }
 
 /**
- * Interpolates `${VAR}` and validates a raw config object; top-level keys that are not ours are
- * ignored (see {@link validateConfig}). Pure apart from reading `env`.
+ * Interpolates `${…}` placeholders (see {@link substituteVariables}) and validates a raw config
+ * object; client files' own top-level keys are set aside (see {@link validateConfig}). Pure apart
+ * from reading `env`.
  */
-export function parseConfig(
-  raw: unknown,
-  options: { env: Readonly<Record<string, string | undefined>>; file?: string },
-): FederateConfig {
+export function parseConfig(raw: unknown, options: ValidateOptions): FederateConfig {
   return validateConfig(raw, options).config;
 }
 
@@ -124,50 +140,37 @@ export function parseConfig(
  * ours are ignored (a whole Claude Desktop or VS Code file loads), unless one is a near miss of ours
  * (`cahce`): that is an error suggesting the key it was meant to be.
  */
-export function validateConfig(
-  raw: unknown,
-  options: { env: Readonly<Record<string, string | undefined>>; file?: string },
-): ParsedConfig {
+export function validateConfig(raw: unknown, options: ValidateOptions): ParsedConfig {
   const prefix = options.file ? `${options.file}: ` : '';
   let ours = raw;
   let ignoredKeys: string[] = [];
   if (isObject(raw)) {
     const keys = sortTopLevelKeys(raw, Object.keys(ConfigSchema.in.shape));
-    if (keys.typos.length > 0) {
-      const lines = keys.typos.map((t) => `unknown field "${t.key}" (did you mean "${t.suggestion}"?)`);
+    if (keys.unknown.length > 0) {
+      const lines = keys.unknown.map((u) => unknownKeyMessage(u.key, u.suggestion));
       throw new ProxyError(ErrorCodes.CONFIG_INVALID, prefix + lines.join('\n'));
     }
     ours = keys.ours;
     ignoredKeys = keys.ignored;
   }
-  const interpolated = interpolateEnv(ours, options.env, [], prefix);
+  const vars: VariableContext = {
+    env: options.env,
+    userHome: options.userHome ?? os.homedir(),
+    workspaceFolder: options.file === undefined ? undefined : workspaceFolderOf(path.resolve(options.file).split(path.sep).join('/')),
+  };
+  const interpolated = interpolate(ours, vars, [], prefix);
   const result = ConfigSchema.safeParse(interpolated);
   if (!result.success) throw new ProxyError(ErrorCodes.CONFIG_INVALID, prefix + formatIssues(result.error.issues));
   return { config: result.data, ignoredKeys };
 }
 
-/** Replaces `${VAR}` (or `${VAR:-default}`) in every string; an unset variable is an error naming it. */
-export function interpolateEnv(
-  value: unknown,
-  env: Readonly<Record<string, string | undefined>>,
-  at: (string | number)[] = [],
-  prefix = '',
-): unknown {
-  if (typeof value === 'string') {
-    return value.replace(/\$\{([A-Za-z_][A-Za-z0-9_]*)(?::-([^}]*))?\}/g, (_m, name: string, fallback?: string) => {
-      const v = env[name];
-      if (v !== undefined) return v;
-      if (fallback !== undefined) return fallback;
-      throw new ProxyError(
-        ErrorCodes.CONFIG_INVALID,
-        `${prefix}${formatPath(at)}: environment variable ${name} is not set`,
-      );
-    });
-  }
-  if (Array.isArray(value)) return value.map((v, i) => interpolateEnv(v, env, [...at, i], prefix));
+/** Replaces the placeholders in every string of `value` (see {@link substituteVariables}); errors name the config path. */
+export function interpolate(value: unknown, vars: VariableContext, at: (string | number)[] = [], prefix = ''): unknown {
+  if (typeof value === 'string') return value.includes('${') ? substituteVariables(value, vars, prefix + formatPath(at)) : value;
+  if (Array.isArray(value)) return value.map((v, i) => interpolate(v, vars, [...at, i], prefix));
   if (typeof value === 'object' && value !== null) {
     const out: Record<string, unknown> = {};
-    for (const [k, v] of Object.entries(value)) out[k] = interpolateEnv(v, env, [...at, k], prefix);
+    for (const [k, v] of Object.entries(value)) out[k] = interpolate(v, vars, [...at, k], prefix);
     return out;
   }
   return value;
@@ -181,13 +184,59 @@ export function formatIssues(issues: readonly z.core.$ZodIssue[]): string {
       const p = formatPath(i.path);
       const message =
         i.code === 'unrecognized_keys'
-          ? `unknown field(s) ${i.keys.map((k) => `"${k}"`).join(', ')}`
+          ? unknownKeysMessage(i.keys, i.path)
           : i.code === 'invalid_key'
             ? (i.issues[0]?.message ?? i.message)
             : i.message;
       return p ? `${p}: ${message}` : message;
     })
     .join('\n');
+}
+
+/** `unknown field "maxBytess" (did you mean "maxBytes"?)`, for each key zod found unknown at `at`. */
+function unknownKeysMessage(keys: readonly string[], at: readonly PropertyKey[]): string {
+  // A server entry is parsed by whichever of the two server shapes fits it: suggest from both.
+  const server = at.length === 2 && (at[0] === 'servers' || at[0] === 'mcpServers');
+  const known = server ? [...new Set([...Object.keys(StdioServerSchema.shape), ...Object.keys(RemoteServerSchema.shape)])] : knownKeysAt(ConfigSchema, at);
+  return keys.map((k) => unknownKeyMessage(k, known && closest(k, known))).join('; ');
+}
+
+/** The keys an object schema at `at` inside `schema` accepts, or undefined where the path leaves the known shape. */
+export function knownKeysAt(schema: z.core.$ZodType, at: readonly PropertyKey[]): string[] | undefined {
+  let s: z.core.$ZodType | undefined = schema;
+  let i = 0;
+  while (s) {
+    const def = s._zod.def as unknown as Record<string, unknown> & { type: string };
+    switch (def.type) {
+      case 'optional':
+      case 'default':
+      case 'prefault':
+      case 'nullable':
+      case 'readonly':
+        s = def.innerType as z.core.$ZodType;
+        continue;
+      case 'pipe':
+        s = def.in as z.core.$ZodType;
+        continue;
+      case 'object':
+        if (i === at.length) return Object.keys(def.shape as object);
+        s = (def.shape as Record<string, z.core.$ZodType>)[String(at[i++])];
+        continue;
+      case 'array':
+        if (i === at.length) return undefined;
+        i++;
+        s = def.element as z.core.$ZodType;
+        continue;
+      case 'record':
+        if (i === at.length) return undefined;
+        i++;
+        s = def.valueType as z.core.$ZodType;
+        continue;
+      default:
+        return undefined;
+    }
+  }
+  return undefined;
 }
 
 function formatPath(p: readonly PropertyKey[]): string {

@@ -5,6 +5,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { editDistance } from '../../src/config/keys.js';
+import { workspaceFolderOf } from '../../src/config/variables.js';
 import { ASYMMETRIC_ALGORITHMS, defaultStdioPrincipal, hashToken, loadConfig, parseConfig, validateConfig } from '../../src/config/load.js';
 import { ErrorCodes, ProxyError } from '../../src/errors.js';
 
@@ -62,9 +63,41 @@ describe('config schema', () => {
     expect(c.servers.r).toMatchObject({ headers: { Authorization: 'Bearer sekret', X: 'dflt' } });
   });
 
-  it.each(['${input:api-key}', 'Bearer ${input:token}', '${input:a} and ${TOKEN}'])('leaves VS Code ${input:…} placeholders as they are: %j', (value) => {
-    const c = parse({ servers: { r: { url: 'https://h/mcp', headers: { A: value } } } });
-    expect(c.servers.r).toMatchObject({ headers: { A: value.replace('${TOKEN}', 'sekret') } });
+  it.each([
+    ['${input:api-key}', 'servers.r.headers.A: ${input:api-key} is a VS Code input, which mcp-federate cannot prompt for: set the environment variable api-key or API_KEY, or write ${env:NAME} instead'],
+    ['Bearer ${input:TOKEN2}', 'servers.r.headers.A: ${input:TOKEN2} is a VS Code input, which mcp-federate cannot prompt for: set the environment variable TOKEN2, or write ${env:NAME} instead'],
+  ])('never passes a VS Code ${input:…} on as written: %j fails naming the input and how to supply it', (value, message) => {
+    expect(failure({ servers: { r: { url: 'https://h/mcp', headers: { A: value } } } })).toBe(message);
+  });
+
+  it('takes ${input:id} from the environment variable of that id, or its upper-case form', () => {
+    const c = parseConfig({ servers: { r: { url: 'https://h/mcp', headers: { A: 'Bearer ${input:api-key}', B: '${input:plain}' } } } }, { env: { API_KEY: 'k1', plain: 'p' } });
+    expect(c.servers.r).toMatchObject({ headers: { A: 'Bearer k1', B: 'p' } });
+  });
+
+  it("reads VS Code's ${env:NAME}, ${userHome} and ${pathSeparator}", () => {
+    const c = parseConfig({ servers: { s: { command: 'node', args: ['${userHome}${pathSeparator}notes', '${env:HOME}', '${env:TOKEN}x'] } } }, { env, userHome: '/home/u' });
+    expect(c.servers.s).toMatchObject({ args: ['/home/u/notes', '/home/x', 'sekretx'] });
+  });
+
+  it.each([
+    ['${env:NOPE}', 'servers.s.args[0]: environment variable NOPE is not set (${env:NOPE})'],
+    ['${command:pick}', 'servers.s.args[0]: ${command:pick} is not supported (supported: ${VAR}, ${VAR:-default}, ${env:VAR}, ${input:id}, ${userHome}, ${workspaceFolder}, ${pathSeparator})'],
+    ['${cwd}', 'servers.s.args[0]: ${cwd} is not supported (supported: ${VAR}, ${VAR:-default}, ${env:VAR}, ${input:id}, ${userHome}, ${workspaceFolder}, ${pathSeparator})'],
+    ['${workspaceFolder}', 'servers.s.args[0]: ${workspaceFolder}: there is no config file to take the folder from'],
+  ])('an unsupported or unset placeholder %j is an error naming it', (arg, message) => {
+    expect(failure({ servers: { s: { command: 'node', args: [arg] } } })).toBe(message);
+  });
+
+  it.each([
+    ['/p/proj/.vscode/mcp.json', '/p/proj'],
+    ['/p/proj/mcp.json', '/p/proj'],
+    ['/p/.cursor/mcp.json', '/p/.cursor'],
+    ['/.vscode/mcp.json', '/'],
+  ])('${workspaceFolder} of %j is %j', (file, folder) => {
+    expect(workspaceFolderOf(file)).toBe(folder);
+    const c = parseConfig({ servers: { s: { command: 'node', args: ['${workspaceFolder}/x'] } } }, { env, file });
+    expect(c.servers.s).toMatchObject({ args: [`${folder}/x`] });
   });
 
   it('names an unset variable and where it is used', () => {
@@ -80,11 +113,11 @@ describe('config schema', () => {
     [{ servers: { a: { command: '' } } }, 'servers.a.command:'],
     [{ servers: { a: { command: 'x', args: 'nope' } } }, 'servers.a.args:'],
     [{ servers: { a: { command: 'x', timeoutMs: -1 } } }, 'servers.a.timeoutMs:'],
-    [{ servers: { a: { command: 'x', timeoutMS: 5 } } }, 'servers.a: unknown field(s) "timeoutMS"'],
+    [{ servers: { a: { command: 'x', timeoutMS: 5 } } }, 'servers.a: unknown field "timeoutMS" (did you mean "timeoutMs"?)'],
     [{ servers: {} }, 'servers: at least one server is required'],
     [{}, 'servers: at least one server is required'],
     [{ servers: { a: { command: 'x' } }, mcpServers: { b: { command: 'y' } } }, 'mcpServers: give either'],
-    [{ servers: { a: { command: 'x' } }, reconnect: { initialDelay: 5 } }, 'reconnect: unknown field(s) "initialDelay"'],
+    [{ servers: { a: { command: 'x' } }, reconnect: { initialDelay: 5 } }, 'reconnect: unknown field "initialDelay" (did you mean "initialDelayMs"?)'],
     [[1, 2], 'expected object'],
   ])('rejects %j with a readable message', (raw, expected) => {
     expect(failure(raw)).toContain(expected);
@@ -169,8 +202,8 @@ describe('whole client config files', () => {
     expect(ignoredKeys).toEqual(['globalShortcut', 'preferences']);
   });
 
-  it('a VS Code mcp.json loads: inputs set aside, type/envFile/dev accepted, ${input:x} left as it is', () => {
-    const { config, ignoredKeys } = validate({
+  it('a VS Code mcp.json loads: inputs set aside, type/envFile/dev accepted, ${input:x} from the environment', () => {
+    const { config, ignoredKeys } = validateConfig({
       inputs: [{ type: 'promptString', id: 'api-key', description: 'API key', password: true }],
       servers: {
         github: { type: 'http', url: 'https://api.example.com/mcp', headers: { Authorization: 'Bearer ${input:api-key}' } },
@@ -182,10 +215,10 @@ describe('whole client config files', () => {
           dev: { watch: 'src/**/*.ts', debug: { type: 'node' } },
         },
       },
-    });
+    }, { env: { ...env, API_KEY: 'from-env' } });
     expect(ignoredKeys).toEqual(['inputs']);
-    expect(config.servers.github).toMatchObject({ headers: { Authorization: 'Bearer ${input:api-key}' } });
-    expect(config.servers['local-dev']).toMatchObject({ name: 'local_dev', args: ['server.js', '--token=${input:api-key}', 'sekret'], envFile: '.env' });
+    expect(config.servers.github).toMatchObject({ headers: { Authorization: 'Bearer from-env' } });
+    expect(config.servers['local-dev']).toMatchObject({ name: 'local_dev', args: ['server.js', '--token=from-env', 'sekret'], envFile: '.env' });
   });
 
   it('with only our own keys nothing is set aside', () => {
@@ -201,14 +234,26 @@ describe('whole client config files', () => {
     ['subscription', 'subscriptions'],
     ['listchange', 'listChanged'],
     ['reconect', 'reconnect'],
-  ])('a top-level near miss %j is still an error suggesting %j', (typo, meant) => {
+    ['audit_log', 'audit'],
+    ['rateLimits', 'limits'],
+    ['auditLog', 'audit'],
+    ['http_server', 'http'],
+  ])('a top-level near miss %j is an error suggesting %j', (typo, meant) => {
     expect(failure({ servers: { a: { command: 'x' } }, [typo]: {} })).toBe(`unknown field "${typo}" (did you mean "${meant}"?)`);
   });
 
+  it('any other unknown top-level key is an error too (it would silently lose a setting)', () => {
+    expect(failure({ servers: { a: { command: 'x' } }, somethingElse: 1 })).toBe('unknown field "somethingElse"');
+  });
+
   it.each([
-    ['servers.a', { servers: { a: { command: 'x', arsg: [] } } }, 'servers.a: unknown field(s) "arsg"'],
-    ['a block of ours', { servers: { a: { command: 'x' } }, list: { maxItemsPerPge: 5 } }, 'list: unknown field(s) "maxItemsPerPge"'],
-  ])('a typo inside %s is still an error', (_where, raw, message) => {
+    ['servers.a', { servers: { a: { command: 'x', arsg: [] } } }, 'servers.a: unknown field "arsg" (did you mean "args"?)'],
+    ['a block of ours', { servers: { a: { command: 'x' } }, list: { maxItemsPerPge: 5 } }, 'list: unknown field "maxItemsPerPge" (did you mean "maxItemsPerPage"?)'],
+    ['cache', { servers: { a: { command: 'x' } }, cache: { maxByte: 5 } }, 'cache: unknown field "maxByte" (did you mean "maxBytes"?)'],
+    ['http', { servers: { a: { command: 'x' } }, http: { prot: 1 } }, 'http: unknown field "prot" (did you mean "port"?)'],
+    ['audit', { servers: { a: { command: 'x' } }, audit: { file: 'a.jsonl', rotate: 1, fsync_each: 1 } }, 'audit: unknown field "rotate"; unknown field "fsync_each"'],
+    ['policy', { servers: { a: { command: 'x' } }, policy: { defualt: 'deny', rules: [] } }, 'policy: unknown field "defualt" (did you mean "default"?)'],
+  ])('an unknown key inside %s is an error with a suggestion where one is close', (_where, raw, message) => {
     expect(failure(raw)).toBe(message);
   });
 
@@ -345,7 +390,7 @@ describe('auth and stdio', () => {
     [{ auth: { tokens: [{ principal: 'a', token: 'Bearer abcdefghijklmnop' }] } }, 'auth.tokens[0].token: not a bearer token'],
     [{ auth: { tokens: [{ principal: '', sha256: sha('x') }] } }, 'auth.tokens[0].principal: must not be empty'],
     [{ auth: { tokens: [{ principal: 'a', roles: [''], sha256: sha('x') }] } }, 'auth.tokens[0].roles[0]: must not be empty'],
-    [{ auth: { tokens: [{ principal: 'a', sha256: sha('x'), role: 'r' }] } }, 'auth.tokens[0]: unknown field(s) "role"'],
+    [{ auth: { tokens: [{ principal: 'a', sha256: sha('x'), role: 'r' }] } }, 'auth.tokens[0]: unknown field "role" (did you mean "roles"?)'],
     [
       { auth: { tokens: [{ principal: 'a', sha256: sha('abcdefghijklmnopq') }, { principal: 'b', token: 'abcdefghijklmnopq' }] } },
       'auth.tokens[1]: the same token as auth.tokens[0]',
@@ -367,10 +412,10 @@ describe('auth and stdio', () => {
     [{ auth: { jwt: { audience: 'mcp', jwksUrl: 'not a url' } } }, 'auth.jwt.jwksUrl: Invalid URL'],
     [{ auth: { jwt: { audience: 'mcp', publicKey: 'not a key' } } }, 'auth.jwt.publicKey: not a PEM public key (-----BEGIN PUBLIC KEY-----)'],
     [{ auth: { jwt: { audience: 'mcp', publicKey: '${PRIVATE_PEM}' } } }, 'auth.jwt.publicKey: is a private key: give the public key (-----BEGIN PUBLIC KEY-----)'],
-    [{ auth: { jwt: { audience: 'mcp', secret: secret32, jwks: 'https://h' } } }, 'auth.jwt: unknown field(s) "jwks"'],
+    [{ auth: { jwt: { audience: 'mcp', secret: secret32, jwks: 'https://h' } } }, 'auth.jwt: unknown field "jwks" (did you mean "jwksUrl"?)'],
     [{ auth: { tokens: [{ principal: 'a', token: '${UNSET_TOKEN}' }] } }, 'auth.tokens[0].token: environment variable UNSET_TOKEN is not set'],
     [{ stdio: { principal: '' } }, 'stdio.principal: must not be empty'],
-    [{ stdio: { user: 'x' } }, 'stdio: unknown field(s) "user"'],
+    [{ stdio: { user: 'x' } }, 'stdio: unknown field "user"'],
   ])('rejects %j naming the path and the problem', (block, expected) => {
     let message = '';
     try {
@@ -435,15 +480,15 @@ describe('policy and limits', () => {
     [rule({ id: 'has space' }), 'policy.rules[0].id: must match'],
     [rule({ id: 'default' }), 'policy.rules[0].id: "default" is reserved'],
     [rule({ id: 'invalid-uri' }), 'policy.rules[0].id: "invalid-uri" is reserved'],
-    [rule({ principal: ['alice'] }), 'policy.rules[0]: unknown field(s) "principal"'],
+    [rule({ principal: ['alice'] }), 'policy.rules[0]: unknown field "principal" (did you mean "principals"?)'],
     [withPolicy({ rules: [{ id: 'a', effect: 'allow' }, { id: 'b', effect: 'deny' }, { id: 'a', effect: 'deny' }] }), 'policy.rules[2].id: "a" is the id of an earlier rule; ids must be unique'],
     [withPolicy({ default: 'maybe' }), 'policy.default:'],
-    [withPolicy({ defualt: 'deny' }), 'policy: unknown field(s) "defualt"'],
+    [withPolicy({ defualt: 'deny' }), 'policy: unknown field "defualt" (did you mean "default"?)'],
     [{ servers, limits: [{ roles: ['eng'] }] }, 'limits[0].readsPerMinute:'],
     [{ servers, limits: [{ readsPerMinute: 0 }] }, 'limits[0].readsPerMinute:'],
     [{ servers, limits: [{ readsPerMinute: 60, burst: 0 }] }, 'limits[0].burst:'],
     [{ servers, limits: [{ readsPerMinute: 60, principals: [] }] }, 'limits[0].principals: must not be empty'],
-    [{ servers, limits: [{ readsPerMinute: 60, perSession: true }] }, 'limits[0]: unknown field(s) "perSession"'],
+    [{ servers, limits: [{ readsPerMinute: 60, perSession: true }] }, 'limits[0]: unknown field "perSession"'],
     [{ servers, limit: [] }, 'unknown field "limit" (did you mean "limits"?)'],
     [{ servers, polcy: {} }, 'unknown field "polcy" (did you mean "policy"?)'],
   ])('rejects %j: %s', (raw, message) => {
