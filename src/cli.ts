@@ -121,7 +121,7 @@ async function main(argv: string[]): Promise<number> {
     );
   }
   const logger = createLogger({ level, ...(values['log-file'] ? { file: values['log-file'] } : {}) });
-  if (ignoredKeys.length > 0) logger.warn({ keys: ignoredKeys }, 'ignoring configuration keys mcp-federate does not use');
+  if (ignoredKeys.length > 0) logger.info({ keys: ignoredKeys }, 'ignoring keys of the client file that mcp-federate does not use');
   // Signals are trapped before any child exists, so none can be orphaned by an early SIGTERM. Over
   // HTTP stdin is not watched: service managers start the process with stdin closed.
   const stopRequested = command === 'serve' ? trapStop(!http) : new Promise<string>(() => undefined);

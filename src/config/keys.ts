@@ -1,4 +1,15 @@
-// Top-level keys of a config file: ours, another client's (set aside), or a typo of ours (an error). Pure.
+// Top-level keys of a config file: ours, a known client file's own (set aside), or unknown (an error, with a suggestion). Pure.
+
+/**
+ * Top-level keys that MCP clients' own config files carry beside their server block, set aside so
+ * the whole file loads: each with the client that writes it.
+ */
+export const CLIENT_KEYS: Readonly<Record<string, string>> = {
+  $schema: 'JSON Schema reference (any editor)',
+  inputs: 'VS Code (mcp.json prompts)',
+  globalShortcut: 'Claude Desktop',
+  preferences: 'Claude Desktop',
+};
 
 /** An unknown key this close to one of ours (see {@link editDistance}) is taken for a typo of it. */
 export const TYPO_DISTANCE = 2;
@@ -7,37 +18,50 @@ export const TYPO_DISTANCE = 2;
 export interface TopLevelKeys {
   /** The entries whose keys are ours, in file order. */
   ours: Record<string, unknown>;
-  /** Keys that are not ours nor close to ours: another client's settings (`globalShortcut`, `inputs`). */
+  /** A known client's own keys ({@link CLIENT_KEYS}: `globalShortcut`, `inputs`), set aside. */
   ignored: string[];
-  /** Keys close to one of ours, each with the one it is closest to. */
-  typos: { key: string; suggestion: string }[];
+  /** Every other key: an error; `suggestion` is our key it is closest to, when one is close. */
+  unknown: { key: string; suggestion?: string }[];
 }
 
 /**
  * Sorts the top-level entries of `raw` against `known` (our own top-level keys). A whole client
- * config file (Claude Desktop's, VS Code's `mcp.json`) then loads: its other keys are set aside,
- * while `cahce` or `servres` still fail instead of silently losing a setting.
+ * config file (Claude Desktop's, Claude Code's `.mcp.json`, Cursor's, VS Code's `mcp.json`) then
+ * loads: its own keys are set aside, while `audit_log` or `rateLimits` fail instead of silently
+ * losing a setting.
  */
 export function sortTopLevelKeys(raw: Record<string, unknown>, known: readonly string[]): TopLevelKeys {
-  const result: TopLevelKeys = { ours: {}, ignored: [], typos: [] };
+  const result: TopLevelKeys = { ours: {}, ignored: [], unknown: [] };
   for (const [key, value] of Object.entries(raw)) {
-    if (known.includes(key)) {
-      result.ours[key] = value;
-      continue;
+    if (known.includes(key)) result.ours[key] = value;
+    else if (Object.hasOwn(CLIENT_KEYS, key)) result.ignored.push(key);
+    else {
+      const suggestion = closest(key, known);
+      result.unknown.push(suggestion === undefined ? { key } : { key, suggestion });
     }
-    const suggestion = closest(key, known);
-    if (suggestion === undefined) result.ignored.push(key);
-    else result.typos.push({ key, suggestion });
   }
   return result;
 }
 
-/** The known key within {@link TYPO_DISTANCE} of `key` (ignoring case), the closest first; undefined if none. */
+/** `unknown field "audit_log" (did you mean "audit"?)`. */
+export function unknownKeyMessage(key: string, suggestion: string | undefined): string {
+  return `unknown field "${key}"${suggestion === undefined ? '' : ` (did you mean "${suggestion}"?)`}`;
+}
+
+/**
+ * The known key within {@link TYPO_DISTANCE} of `key` (ignoring case, `_` and `-`), or the one
+ * `key` starts or ends with, or that starts or ends with `key`, at 4 characters or more (`audit_log` →
+ * `audit`, `rateLimits` → `limits`, `jwks` → `jwksUrl`); undefined if none.
+ */
 export function closest(key: string, known: readonly string[]): string | undefined {
+  const fold = (s: string) => s.toLowerCase().replace(/[_-]/g, '');
+  const k = fold(key);
   let best: string | undefined;
   let bestDistance = TYPO_DISTANCE + 1;
   for (const candidate of known) {
-    const d = editDistance(key.toLowerCase(), candidate.toLowerCase());
+    const c = fold(candidate);
+    const affix = (c.length >= 4 && (k.startsWith(c) || k.endsWith(c))) || (k.length >= 4 && (c.startsWith(k) || c.endsWith(k)));
+    const d = Math.min(editDistance(k, c), affix ? TYPO_DISTANCE : Infinity);
     if (d < bestDistance) {
       best = candidate;
       bestDistance = d;

@@ -29,7 +29,14 @@ describe.concurrent('invalid invocations exit 2 with a one-line reason and no st
     ['an invalid url', { servers: { docs: { url: 'not a url' } } }, 'servers.docs.url: Invalid URL'],
     ['a non-http url', { servers: { docs: { url: 'ftp://example.com/x' } } }, 'servers.docs.url: Invalid URL'],
     ['a near miss of a top-level field', { servers: { docs: { command: 'x' } }, cahce: {} }, 'unknown field "cahce" (did you mean "cache"?)'],
-    ['an unknown server field', { servers: { docs: { command: 'x', timeoutMS: 5 } } }, 'servers.docs: unknown field(s) "timeoutMS"'],
+    ['an unknown server field', { servers: { docs: { command: 'x', timeoutMS: 5 } } }, 'servers.docs: unknown field "timeoutMS" (did you mean "timeoutMs"?)'],
+    ['a misspelt audit block', { servers: { docs: { command: 'x' } }, audit_log: { file: 'a.jsonl' } }, 'unknown field "audit_log" (did you mean "audit"?)'],
+    ['a misspelt limits block', { servers: { docs: { command: 'x' } }, rateLimits: [] }, 'unknown field "rateLimits" (did you mean "limits"?)'],
+    [
+      "a VS Code ${input:…} with no variable to supply it",
+      { servers: { docs: { url: 'https://example.com/mcp', headers: { Authorization: 'Bearer ${input:mcp-federate-e2e-unset}' } } } },
+      'servers.docs.headers.Authorization: ${input:mcp-federate-e2e-unset} is a VS Code input, which mcp-federate cannot prompt for: set the environment variable mcp-federate-e2e-unset or MCP_FEDERATE_E2E_UNSET, or write ${env:NAME} instead',
+    ],
     [
       'a name that makes no valid namespace',
       { servers: { 'My Server': { command: 'x' } } },
@@ -250,22 +257,24 @@ describe.concurrent('configuration files from elsewhere', () => {
     expect((await session.readJson('fixture-a+fixture://stats')).pid).toEqual(expect.any(Number));
   });
 
-  it('serves a Claude Desktop config file, warning once about the keys it ignores', async () => {
+  it('serves a Claude Desktop config file, saying once at info which keys it sets aside', async () => {
     const config = {
       globalShortcut: 'Ctrl+Space',
       mcpServers: { Catalog_Fixture: upstreams.fixture('--resources', '1') },
       preferences: { token: '${NOT_SET_AND_NOT_OURS}' },
     };
-    await using session = new RawSession(config, ['--log-level', 'warn']);
+    await using session = new RawSession(config, ['--log-level', 'info']);
     await session.initialize();
     const list = await session.request('resources/list');
     expect((list.result?.resources as { uri: string }[]).map((r) => r.uri)).toContain('catalog-fixture+fixture://res/0');
     session.subprocess.stdin.end();
     const result = await session.exit();
     expect(result.exitCode).toBe(0);
-    const warnings = parseLogLines(String(result.stderr)).filter((r) => r.level === 40);
-    expect(warnings).toEqual([
-      expect.objectContaining({ msg: 'ignoring configuration keys mcp-federate does not use', keys: ['globalShortcut', 'preferences'] }),
+    const lines = parseLogLines(String(result.stderr));
+    expect(lines.filter((r) => r.msg === 'ignoring keys of the client file that mcp-federate does not use')).toEqual([
+      expect.objectContaining({ level: 30, keys: ['globalShortcut', 'preferences'] }),
+    ]);
+    expect(lines.filter((r) => r.level === 40)).toEqual([
       expect.objectContaining({ msg: expect.stringMatching(/^no "policy" block/) }), // issue 9: everything allowed, said once
     ]);
   });

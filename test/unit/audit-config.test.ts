@@ -28,7 +28,8 @@ describe('audit config', () => {
     [{ file: '' }, 'audit.file'],
     [{ file: 'a', maxBytes: -1 }, 'audit.maxBytes'],
     [{ file: 'a', keep: 0 }, 'audit.keep'],
-    [{ file: 'a', rotate: 3 }, 'audit: unknown field(s) "rotate"'],
+    [{ file: 'a', rotate: 3 }, 'audit: unknown field "rotate"'],
+    [{ file: 'a', maxByte: 3 }, 'audit: unknown field "maxByte" (did you mean "maxBytes"?)'],
   ])('rejects %j (%s)', (audit, where) => {
     expect(() => parse(audit)).toThrow(where);
   });
