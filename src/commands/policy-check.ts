@@ -70,7 +70,9 @@ export async function runPolicyCommand(argv: readonly string[], out: OutputSink,
   const roles = values.role ?? [];
   if (roles.includes('')) return usage('policy check: --role must not be empty');
 
-  const { config, filepath } = await loadConfig(values.config === undefined ? options : { ...options, file: values.config });
+  // Principals and roles come by name: the auth block and its secrets are never read.
+  const loadOptions = { ...options, withoutSecrets: true };
+  const { config, filepath } = await loadConfig(values.config === undefined ? loadOptions : { ...loadOptions, file: values.config });
   const ids = new Set(Object.keys(config.servers));
   const target = createUriCodec(ids, Object.keys(config.servers).find((id) => config.servers[id]?.prefix === false)).decode(uri);
   if (target === undefined) {

@@ -19,6 +19,9 @@ export const CONFIG_SEARCH_PLACES = [
   '.mcp-federaterc.json',
   '.mcp-federaterc.yaml',
   '.mcp-federaterc.yml',
+  'mcp-federate.json',
+  'mcp-federate.yaml',
+  'mcp-federate.yml',
   'mcp-federate.config.json',
   'mcp-federate.config.yaml',
   'mcp-federate.config.yml',
@@ -53,6 +56,11 @@ export interface LoadConfigOptions {
   env?: Readonly<Record<string, string | undefined>>;
   /** `${userHome}`. Default: the OS home folder. */
   userHome?: string;
+  /**
+   * Load for a command that uses no secret (`policy check`): the `auth` block is left out unread,
+   * and a variable that is not set stays as written. Default: false.
+   */
+  withoutSecrets?: boolean;
 }
 
 /** Options of {@link parseConfig} and {@link validateConfig}. */
@@ -63,6 +71,8 @@ export interface ValidateOptions {
   file?: string;
   /** `${userHome}`. Default: the OS home folder. */
   userHome?: string;
+  /** See {@link LoadConfigOptions.withoutSecrets}. Default: false. */
+  withoutSecrets?: boolean;
 }
 
 const jsonLoader: Loader = (filepath, content) => {
@@ -86,6 +96,9 @@ const yamlLoader: Loader = async (filepath, content) => {
   }
 };
 
+/** `.mcp-federaterc` (no extension): JSON when it opens with `{`, else YAML. */
+const rcLoader: Loader = (filepath, content) => (content.trimStart().startsWith('{') ? jsonLoader(filepath, content) : yamlLoader(filepath, content));
+
 /**
  * Loads and validates the configuration. Throws `ProxyError(CONFIG_INVALID)` whose message names
  * the file, the path and the problem (`servers.docs.url: Invalid URL`).
@@ -94,7 +107,7 @@ export async function loadConfig(options: LoadConfigOptions = {}): Promise<Loade
   const cwd = options.cwd ?? process.cwd();
   const explorer = lilconfig('mcp-federate', {
     searchPlaces: CONFIG_SEARCH_PLACES,
-    loaders: { '.json': jsonLoader, '.yaml': yamlLoader, '.yml': yamlLoader, noExt: jsonLoader },
+    loaders: { '.json': jsonLoader, '.yaml': yamlLoader, '.yml': yamlLoader, noExt: rcLoader },
   });
   let found: { filepath: string; config: unknown } | null;
   try {
@@ -120,6 +133,7 @@ export async function loadConfig(options: LoadConfigOptions = {}): Promise<Loade
     env: options.env ?? process.env,
     file: found.filepath,
     ...(options.userHome === undefined ? {} : { userHome: options.userHome }),
+    ...(options.withoutSecrets ? { withoutSecrets: true } : {}),
   });
   const block = isObject(found.config) && found.config.servers === undefined && 'mcpServers' in found.config ? 'mcpServers' : 'servers';
   const resolved = await resolvePaths(config, path.dirname(found.filepath), `${found.filepath}: ${block}`);
@@ -151,11 +165,16 @@ export function validateConfig(raw: unknown, options: ValidateOptions): ParsedCo
       throw new ProxyError(ErrorCodes.CONFIG_INVALID, prefix + lines.join('\n'));
     }
     ours = keys.ours;
+    if (options.withoutSecrets) {
+      const { auth: _unread, ...rest } = keys.ours;
+      ours = rest;
+    }
     ignoredKeys = keys.ignored;
   }
   const vars: VariableContext = {
     env: options.env,
     userHome: options.userHome ?? os.homedir(),
+    keepUnset: options.withoutSecrets === true,
     workspaceFolder: options.file === undefined ? undefined : workspaceFolderOf(path.resolve(options.file).split(path.sep).join('/')),
   };
   const interpolated = interpolate(ours, vars, [], prefix);

@@ -9,6 +9,11 @@ export interface VariableContext {
   readonly userHome?: string | undefined;
   /** `${workspaceFolder}` (see {@link workspaceFolderOf}). Absent: the placeholder is an error naming it. */
   readonly workspaceFolder?: string | undefined;
+  /**
+   * Leave a variable that is not set (and an `${input:id}` with none to supply it) as written
+   * instead of failing: for commands that never use the values (`policy check`). Default: false.
+   */
+  readonly keepUnset?: boolean | undefined;
 }
 
 /** `${NAME}`, `${NAME:-default}`, or `${kind:arg}` / `${word}` (VS Code's forms). */
@@ -58,7 +63,7 @@ export function substituteVariables(text: string, ctx: VariableContext, where: s
     if (arg !== undefined) {
       if (name === 'env') {
         const v = ctx.env[arg];
-        return v !== undefined ? v : fail(`environment variable ${arg} is not set (${whole})`);
+        return v !== undefined ? v : ctx.keepUnset ? whole : fail(`environment variable ${arg} is not set (${whole})`);
       }
       if (name === 'input') {
         const names = inputVariableNames(arg);
@@ -66,6 +71,7 @@ export function substituteVariables(text: string, ctx: VariableContext, where: s
           const v = ctx.env[n];
           if (v !== undefined) return v;
         }
+        if (ctx.keepUnset) return whole;
         return fail(
           `${whole} is a VS Code input, which mcp-federate cannot prompt for: set the environment variable ${names.join(' or ')}, or write \${env:NAME} instead`,
         );
@@ -83,6 +89,7 @@ export function substituteVariables(text: string, ctx: VariableContext, where: s
     }
     const v = ctx.env[name];
     if (v !== undefined) return v;
+    if (ctx.keepUnset) return whole;
     if (VSCODE_WORDS.has(name)) return fail(`${whole} is not supported (supported: \${VAR}, \${VAR:-default}, \${env:VAR}, \${input:id}, \${userHome}, \${workspaceFolder}, \${pathSeparator})`);
     return fail(`environment variable ${name} is not set`);
   });

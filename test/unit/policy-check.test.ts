@@ -97,4 +97,14 @@ describe('policy check', () => {
     const result = await run('check', '--config', open, '--principal', 'anyone', '--action', 'read', 'docs+file:///secrets/x');
     expect(result).toEqual({ code: 0, stdout: 'allow default\n', stderr: `mcp-federate: ${open} has no "policy" block: every request is allowed\n` });
   });
+
+  it('needs no auth secret: the token and JWT variables are never resolved, nor upstream ones', async () => {
+    const team = write('team.json', {
+      servers: { docs: { command: 'x', env: { API_KEY: '${DOCS_KEY_NOT_SET}' } }, mem: { url: 'https://h/mcp', headers: { Authorization: 'Bearer ${input:mem-token}' } } },
+      auth: { tokens: [{ principal: 'alice', roles: ['eng'], token: '${ALICE_TOKEN_NOT_SET}' }], jwt: { audience: 'mcp', secret: '${JWT_SECRET_NOT_SET}' } },
+      policy: { default: 'deny', rules: [{ id: 'eng', effect: 'allow', roles: ['eng'], servers: ['docs'] }] },
+    });
+    const result = await run('check', '--config', team, '--principal', 'alice', '--role', 'eng', '--action', 'read', 'docs+file:///a.md');
+    expect(result).toEqual({ code: 0, stdout: 'allow eng\n', stderr: '' });
+  });
 });
