@@ -311,11 +311,31 @@ describe('loading files', () => {
     expect(config.cache.enabled).toBe(false);
   });
 
-  it.each(['.mcp-federaterc.yaml', '.mcp-federaterc.yml', 'mcp-federate.config.yaml', 'mcp-federate.config.yml'])('finds %s when searching', async (name) => {
+  it.each([
+    '.mcp-federaterc.yaml',
+    '.mcp-federaterc.yml',
+    '.mcp-federaterc',
+    'mcp-federate.yaml',
+    'mcp-federate.yml',
+    'mcp-federate.config.yaml',
+    'mcp-federate.config.yml',
+  ])('finds %s (YAML) when searching', async (name) => {
     const file = write(name, 'mcpServers:\n  a:\n    command: x\n');
     const loaded = await loadConfig({ cwd: dir, env: {} });
     expect(loaded.filepath).toBe(file);
     expect(Object.keys(loaded.config.servers)).toEqual(['a']);
+  });
+
+  it.each(['mcp-federate.json', '.mcp-federaterc'])('finds %s (JSON) when searching', async (name) => {
+    const file = write(name, JSON.stringify({ mcpServers: { b: { command: 'y' } } }));
+    const loaded = await loadConfig({ cwd: dir, env: {} });
+    expect(loaded.filepath).toBe(file);
+    expect(Object.keys(loaded.config.servers)).toEqual(['b']);
+  });
+
+  it('a broken JSON .mcp-federaterc is reported as JSON', async () => {
+    const file = write('.mcp-federaterc', '{ "servers": ');
+    await expect(loadConfig({ cwd: dir, env: {} })).rejects.toMatchObject({ message: expect.stringMatching(new RegExp(`^${file}: not valid JSON`)) });
   });
 
   it.each([
