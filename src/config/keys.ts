@@ -5,7 +5,6 @@
  * the whole file loads: each with the client that writes it.
  */
 export const CLIENT_KEYS: Readonly<Record<string, string>> = {
-  $schema: 'JSON Schema reference (any editor)',
   inputs: 'VS Code (mcp.json prompts)',
   globalShortcut: 'Claude Desktop',
   preferences: 'Claude Desktop',
@@ -34,6 +33,7 @@ export function sortTopLevelKeys(raw: Record<string, unknown>, known: readonly s
   const result: TopLevelKeys = { ours: {}, ignored: [], unknown: [] };
   for (const [key, value] of Object.entries(raw)) {
     if (known.includes(key)) result.ours[key] = value;
+    else if (key === '$schema') continue; // for editors (schema/mcp-federate.schema.json): nothing to say
     else if (Object.hasOwn(CLIENT_KEYS, key)) result.ignored.push(key);
     else {
       const suggestion = closest(key, known);

@@ -29,6 +29,7 @@ describe('the packed tarball', () => {
     expect(files).toContain('LICENSE');
     expect(files).toContain('README.md');
     expect(files).toContain('package.json');
+    expect(files).toContain('schema/mcp-federate.schema.json');
     expect(files.filter((f) => /^(src|test|bench|node_modules)\//.test(f) || f.endsWith('.log'))).toEqual([]);
   });
 

@@ -222,7 +222,7 @@ describe('whole client config files', () => {
   });
 
   it('with only our own keys nothing is set aside', () => {
-    expect(validate({ servers: { a: { command: 'x' } }, list: {}, reconnect: {} }).ignoredKeys).toEqual([]);
+    expect(validate({ $schema: '../schema/mcp-federate.schema.json', servers: { a: { command: 'x' } }, list: {}, reconnect: {} }).ignoredKeys).toEqual([]);
   });
 
   it.each([
