@@ -65,6 +65,12 @@ export class Upstream {
   private client: Client | undefined;
   /** The client of a connection attempt in progress (closed by `close()` so its child ends too). */
   private connectingClient: Client | undefined;
+  /**
+   * The transport of the attempt in progress. Closed directly on close: in `auto` mode the SDK's
+   * client holds no transport until its probe has answered, so closing the client alone would
+   * leave a child that never answers running.
+   */
+  private connectingTransport: { close(): Promise<void> } | undefined;
   /** Resolves when the first connection attempt has finished, either way (or on close). */
   private readonly firstAttempt: Promise<void>;
   private firstAttemptDone!: () => void;
@@ -121,6 +127,7 @@ export class Upstream {
       try {
         const transport = await candidate.create();
         attempted = transport;
+        this.connectingTransport = transport;
         await client.connect(transport, { timeout: this.config.timeoutMs });
         installDispatch(client, transport, 'client');
         this.freshMessages = candidate.freshMessages === true;
@@ -129,19 +136,23 @@ export class Upstream {
         if ((this.status as UpstreamStatus) === 'closed') break;
         this.log.debug({ transport: candidate.kind, err: String(err) }, 'transport attempt failed');
         await client.close().catch(() => undefined);
+        await this.connectingTransport?.close().catch(() => undefined); // auto mode: the client may not hold it yet
+        this.connectingTransport = undefined;
         lastStderr = stderrTailOf(attempted); // after close: a child stopped on a timeout has had its say
         continue;
       }
       this.connectingClient = undefined;
+      this.connectingTransport = undefined;
       if ((this.status as UpstreamStatus) === 'closed') {
         await client.close().catch(() => undefined);
         throw new ProxyError(ErrorCodes.CLOSED, `upstream ${this.id} is closed`);
       }
       this.attach(client);
-      this.log.info({ transport: candidate.kind, upstream: client.getServerVersion() }, 'upstream ready');
+      this.log.info({ transport: candidate.kind, protocol: client.getNegotiatedProtocolVersion(), upstream: client.getServerVersion() }, 'upstream ready');
       return;
     }
     this.connectingClient = undefined;
+    this.connectingTransport = undefined;
     if ((this.status as UpstreamStatus) === 'closed') throw new ProxyError(ErrorCodes.CLOSED, `upstream ${this.id} is closed`);
     this.failure = { reason: lastError instanceof Error ? lastError.message : String(lastError), stderr: lastStderr };
     this.setStatus('unavailable');
@@ -290,12 +301,13 @@ export class Upstream {
     this.retryTimer = undefined;
     void this.listens?.filter.close();
     this.listens = undefined;
-    const clients = [this.client, this.connectingClient];
+    const closing = [this.client, this.connectingClient, this.connectingTransport];
     this.client = undefined;
     this.connectingClient = undefined;
+    this.connectingTransport = undefined;
     this.queue.clear(new ProxyError(ErrorCodes.CLOSED, `upstream ${this.id} is closed`));
     await Promise.all(
-      clients.map((c) => c?.close().catch((err: unknown) => this.log.debug({ err: String(err) }, 'close failed'))),
+      closing.map((c) => c?.close().catch((err: unknown) => this.log.debug({ err: String(err) }, 'close failed'))),
     );
   }
 
