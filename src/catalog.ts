@@ -19,7 +19,7 @@ export interface CatalogServer {
   reason?: string;
   /** The last lines its child wrote to stderr before it failed; only with `reason`, when there are any. */
   stderr?: readonly string[];
-  /** The MCP revision negotiated with it (`--json` only); only when ready. */
+  /** The MCP revision negotiated with it; only when ready. */
   protocol?: string;
   /** Resources and templates it contributes; null unless ready. */
   resources: number | null;
@@ -84,9 +84,10 @@ export function renderCatalog(catalog: Catalog): string {
     s.status,
     s.resources === null ? '-' : String(s.resources),
     s.templates === null ? '-' : String(s.templates),
+    s.protocol ?? '-',
     ...(named ? [s.name] : []),
   ]);
-  const table = [['SERVER', 'STATUS', 'RESOURCES', 'TEMPLATES', ...(named ? ['NAME'] : [])], ...rows];
+  const table = [['SERVER', 'STATUS', 'RESOURCES', 'TEMPLATES', 'PROTOCOL', ...(named ? ['NAME'] : [])], ...rows];
   const widths = table[0]!.map((_, i) => Math.max(...table.map((row) => row[i]!.length)));
   const lines = table.map((row) => row.map((cell, i) => cell.padEnd(widths[i]!)).join('  ').trimEnd());
   const uris = (items: Record<string, unknown>[], field: string) => items.map((item) => `  ${String(item[field])}`);

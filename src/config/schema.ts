@@ -33,9 +33,9 @@ const commonServerFields = {
   /**
    * The MCP revision spoken to this upstream: "2025-11-25" (initialize handshake), "2026-07-28"
    * (no handshake; the upstream must support it), or "auto" (ask with `server/discover`, fall back to
-   * initialize). Decided per upstream, never from a client's revision. Default: "2025-11-25".
+   * initialize, on the same connection). Decided per upstream, never from a client's revision. Default: "auto".
    */
-  protocol: z.enum(['2025-11-25', '2026-07-28', 'auto']).default('2025-11-25'),
+  protocol: z.enum(['2025-11-25', '2026-07-28', 'auto']).default('auto'),
   /** Set to false to never cache this upstream's reads. Default: true. */
   cache: z.boolean().default(true),
   /**

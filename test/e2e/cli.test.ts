@@ -150,11 +150,11 @@ describe.concurrent('informational commands', () => {
     expect(result.exitCode).toBe(1);
     expect(result.stdout).toBe(
       [
-        'SERVER  STATUS       RESOURCES  TEMPLATES',
-        'fx      ready        4          2',
-        'ghost   unavailable  -          -',
-        'off     disabled     -          -',
-        'mem     ready        1          0',
+        'SERVER  STATUS       RESOURCES  TEMPLATES  PROTOCOL',
+        'fx      ready        4          2          2025-11-25',
+        'ghost   unavailable  -          -          -',
+        'off     disabled     -          -          -',
+        'mem     ready        1          0          2025-11-25',
         '',
         'Resources:',
         '  fx+fixture://res/0',
@@ -185,9 +185,9 @@ describe.concurrent('informational commands', () => {
     const result = await runCli(['ls', '--config', file]);
     expect(result.exitCode).toBe(1);
     expect(String(result.stdout).split('\n').slice(0, 3)).toEqual([
-      'SERVER  STATUS       RESOURCES  TEMPLATES',
-      'fx      ready        3          2',
-      'dead    unavailable  -          -',
+      'SERVER  STATUS       RESOURCES  TEMPLATES  PROTOCOL',
+      'fx      ready        3          2          2025-11-25',
+      'dead    unavailable  -          -          -',
     ]);
     const { logs, lines } = splitStderr(result.stderr);
     expect(lines).toHaveLength(3);
@@ -205,9 +205,9 @@ describe.concurrent('informational commands', () => {
     const result = await runCli(['ls', '--config', file]);
     expect(result).toMatchObject({ exitCode: 0, stderr: '' });
     expect(String(result.stdout).split('\n').slice(0, 5)).toEqual([
-      'SERVER      STATUS    RESOURCES  TEMPLATES  NAME',
-      'my-fixture  ready     3          2          My_Fixture',
-      'off         disabled  -          -          off',
+      'SERVER      STATUS    RESOURCES  TEMPLATES  PROTOCOL    NAME',
+      'my-fixture  ready     3          2          2025-11-25  My_Fixture',
+      'off         disabled  -          -          -           off',
       '',
       'Resources:',
     ]);
