@@ -5,6 +5,7 @@ import { ReadCache, type Clock } from './federation/cache.js';
 import type { FederateConfig } from './config/schema.js';
 import { createCursorCodec } from './federation/cursor.js';
 import { createFacadeServer, type Era } from './serve/facade.js';
+import { MODERN_REVISION } from './eras/claim.js';
 import { ListenTap } from './eras/listen-tap.js';
 import { hasModernClaim } from './eras/claim.js';
 import { installServerGuard } from './wire/dispatch.js';
@@ -264,6 +265,11 @@ export function createProxy(options: ProxyOptions): Proxy {
           };
           // Malformed input is the client's problem, logged quietly.
           server.onerror = (err) => logger.debug({ session: session.id, err: err.message }, 'session transport');
+          // Which revision and which client, once per session (a 2026 connection has no handshake to wait for).
+          const opened = () =>
+            logger.info({ session: id, principal: caller.principal, protocol: era === 'modern' ? MODERN_REVISION : server.getNegotiatedProtocolVersion(), client: server.getClientVersion() }, 'client session opened');
+          if (era === 'modern') opened();
+          else server.oninitialized = opened;
           return server;
         },
         close() {

@@ -1,5 +1,8 @@
 // Whether a message claims MCP 2026-07-28: its params carry the per-request `_meta` envelope's protocol version. Pure.
 
+/** The revision of the modern era (the SDK exports no constant for it). */
+export const MODERN_REVISION = '2026-07-28';
+
 /** The `_meta` key of the 2026-07-28 per-request envelope that names the revision. */
 export const PROTOCOL_VERSION_META = 'io.modelcontextprotocol/protocolVersion';
 

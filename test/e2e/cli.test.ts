@@ -280,6 +280,15 @@ describe.concurrent('configuration files from elsewhere', () => {
   });
 });
 
+describe('session log', () => {
+  it('logs each client session once at info, with its negotiated revision and the client name', async () => {
+    await using session = new RawSession({ servers: { fx: upstreams.fixture('--resources', '1') } }, ['--log-level', 'info']);
+    await session.initialize();
+    const record = await session.waitForLog((r) => r.msg === 'client session opened');
+    expect(record).toMatchObject({ level: 30, protocol: '2025-11-25', client: { name: 'e2e-raw', version: '1.0.0' } });
+  });
+});
+
 describe('serve', () => {
   const config = (dir: TempDir) => ({
     servers: {
