@@ -120,6 +120,8 @@ export class Upstream {
     this.setStatus('connecting');
     let lastStderr: readonly string[] = [];
     let lastError: unknown;
+    /** Why each transport failed, in order: the first is the one configured or preferred. */
+    const failures: string[] = [];
     for (const candidate of this.options.transportFactory(this.id, this.config, this.options.logger, this.options.limits)) {
       const client = new Client(this.options.clientInfo, { capabilities: {}, versionNegotiation: { mode: negotiationMode(this.config.protocol) } });
       this.connectingClient = client;
@@ -133,6 +135,7 @@ export class Upstream {
         this.freshMessages = candidate.freshMessages === true;
       } catch (err) {
         lastError = err;
+        failures.push(`${failures.length === 0 ? '' : `${candidate.kind} fallback: `}${describeFailure(err)}`);
         if ((this.status as UpstreamStatus) === 'closed') break;
         this.log.debug({ transport: candidate.kind, err: String(err) }, 'transport attempt failed');
         await client.close().catch(() => undefined);
@@ -154,7 +157,9 @@ export class Upstream {
     this.connectingClient = undefined;
     this.connectingTransport = undefined;
     if ((this.status as UpstreamStatus) === 'closed') throw new ProxyError(ErrorCodes.CLOSED, `upstream ${this.id} is closed`);
-    this.failure = { reason: lastError instanceof Error ? lastError.message : String(lastError), stderr: lastStderr };
+    // The preferred transport's error leads: an unreachable Streamable HTTP server is reported as
+    // such, with the SSE fallback's failure after it, not in its place.
+    this.failure = { reason: failures.length > 1 ? `${failures[0]} (${failures.slice(1).join('; ')})` : (failures[0] ?? String(lastError)), stderr: lastStderr };
     this.setStatus('unavailable');
     this.scheduleReconnect();
     throw new ProxyError(ErrorCodes.UPSTREAM_UNAVAILABLE, `upstream ${this.id} failed to start: ${String(lastError)}`, {
@@ -396,6 +401,18 @@ function isConnectionLost(err: unknown): boolean {
 }
 
 const MODERN = '2026-07-28';
+
+/**
+ * An attempt's error as one line: its message, plus the HTTP status when the SDK kept it only in the
+ * error's data (`Error POSTing to endpoint: ` with an empty body says nothing by itself).
+ */
+function describeFailure(err: unknown): string {
+  if (!(err instanceof Error)) return String(err);
+  const status = (err as { status?: unknown }).status;
+  if (typeof status !== 'number' || err.message.includes(String(status))) return err.message;
+  const statusText = (err as { statusText?: unknown }).statusText;
+  return `${err.message.replace(/:\s*$/, '')} (HTTP ${status}${typeof statusText === 'string' && statusText ? ` ${statusText}` : ''})`;
+}
 
 /** The SDK's version negotiation for a server's `protocol` setting. */
 function negotiationMode(protocol: ServerConfig['protocol']): 'legacy' | 'auto' | { pin: '2026-07-28' } {

@@ -2,8 +2,10 @@
 // an explicit transport), and --log-file, which must never receive the configured credentials.
 import { randomUUID } from 'node:crypto';
 import { readFileSync } from 'node:fs';
+import { createServer } from 'node:http';
+import type { AddressInfo } from 'node:net';
 import { describe, expect, it } from 'vitest';
-import { ProxyProcess, RemoteFixture, TempDir, listAll, notFound, parseLogLines, rpcError, suiteResource, upstreams } from './helpers.js';
+import { ProxyProcess, RemoteFixture, TempDir, listAll, notFound, parseLogLines, rpcError, runCli, suiteResource, upstreams } from './helpers.js';
 
 const TOKEN = `e2e-token-${randomUUID()}`;
 const httpFixture = suiteResource(() => RemoteFixture.start('http', '--resources', '3'));
@@ -142,5 +144,24 @@ describe('a remote answer over the upstream’s maxResponseBytes', () => {
     expect(refused).toMatchObject({ level: 40, reason: `SSE event over maxResponseBytes (${MB})` });
     const small = await proxy().client.readResource({ uri: `${server}+fixture://item/alpha/1` });
     expect(small.contents).toEqual([{ uri: `${server}+fixture://item/alpha/1`, mimeType: 'text/plain', text: 'item alpha/1' }]);
+  });
+});
+
+describe('an unreachable remote upstream', () => {
+  it('is reported with the Streamable HTTP error first, the SSE fallback’s after it', async () => {
+    // A server that answers 404 to everything: both transports fail, each with its own message.
+    const server = createServer((_req, res) => res.writeHead(404).end());
+    await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+    try {
+      const port = (server.address() as AddressInfo).port;
+      using dir = new TempDir();
+      const file = dir.writeConfig({ servers: { gone: { type: 'http', url: `http://127.0.0.1:${port}/mcp` } } });
+      const result = await runCli(['ls', '--config', file]);
+      expect(result.exitCode).toBe(1);
+      const line = String(result.stderr).split('\n').find((l) => l.startsWith('mcp-federate: gone is unavailable: '));
+      expect(line).toBe('mcp-federate: gone is unavailable: Error POSTing to endpoint (HTTP 404 Not Found) (sse fallback: SSE error: Non-200 status code (404))');
+    } finally {
+      server.close();
+    }
   });
 });
