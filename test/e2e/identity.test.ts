@@ -4,6 +4,7 @@ import { createInterface } from 'node:readline';
 import { execa, type ResultPromise } from 'execa';
 import { SignJWT } from 'jose';
 import { describe, expect, it } from 'vitest';
+import { Stream } from '../helpers/sse-stream.js';
 import { CLI, TempDir, assertBuilt, upstreams, within } from './helpers.js';
 
 const TOKENS = {
@@ -39,61 +40,6 @@ const jwt = (claims: Record<string, unknown>, expiresIn = '10m') =>
     .setIssuedAt()
     .setExpirationTime(expiresIn)
     .sign(new TextEncoder().encode(SECRET));
-
-/** One SSE response read as it arrives: its JSON-RPC messages, and when it ends. */
-class Stream {
-  readonly messages: Record<string, unknown>[] = [];
-  readonly ended: Promise<void>;
-  private listeners = new Set<() => void>();
-  constructor(readonly response: Response) {
-    this.ended = this.read();
-  }
-  private async read(): Promise<void> {
-    const reader = this.response.body!.getReader();
-    const decoder = new TextDecoder();
-    let buffered = '';
-    try {
-      for (;;) {
-        const { done, value } = await reader.read();
-        if (done) break;
-        buffered += decoder.decode(value, { stream: true });
-        let cut: number;
-        while ((cut = buffered.indexOf('\n\n')) >= 0) {
-          const event = buffered.slice(0, cut);
-          buffered = buffered.slice(cut + 2);
-          const data = event
-            .split('\n')
-            .filter((l) => l.startsWith('data: '))
-            .map((l) => l.slice(6))
-            .join('\n');
-          if (data) this.messages.push(JSON.parse(data) as Record<string, unknown>);
-          for (const l of this.listeners) l();
-        }
-      }
-    } catch {
-      // aborted or reset: ended all the same
-    }
-  }
-  /** Updates of `uri` received so far. */
-  updates(uri: string): number {
-    return this.messages.filter((m) => m.method === 'notifications/resources/updated' && (m.params as { uri?: string }).uri === uri).length;
-  }
-  /** Resolves once `count` updates of `uri` have arrived. */
-  untilUpdates(uri: string, count: number): Promise<void> {
-    return new Promise((resolve) => {
-      const check = () => {
-        if (this.updates(uri) < count) return;
-        this.listeners.delete(check);
-        resolve();
-      };
-      this.listeners.add(check);
-      check();
-    });
-  }
-  close(): void {
-    void this.response.body?.cancel().catch(() => undefined);
-  }
-}
 
 /** The built CLI serving HTTP on an OS port, its config file rewritable and reloaded by SIGHUP. */
 class Gateway implements AsyncDisposable {
