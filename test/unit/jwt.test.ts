@@ -284,6 +284,15 @@ describe('verification cache', () => {
     expect(await verify(`${h}.${p}.${sig!.slice(0, -4)}AAAA`)).toMatchObject({ ok: false });
   });
 
+  it('remembers no refusal: a token refused is checked again each time (random tokens cannot push out verified ones)', async () => {
+    const verify = counting({ now });
+    const wrongAudience = await signWith(rsa, { aud: 'someone-else' });
+    const before = fetches;
+    expect(await verify(wrongAudience)).toMatchObject({ ok: false, code: 'ERR_JWT_CLAIM_VALIDATION_FAILED', claim: 'aud' });
+    expect(await verify(wrongAudience)).toMatchObject({ ok: false, claim: 'aud' });
+    expect(fetches - before).toBe(2);
+  });
+
   it('is bounded (least recently used goes first), and 0 turns it off', async () => {
     const verify = counting({ now, cacheSize: 2 });
     const [a, b, c] = await Promise.all(['a', 'b', 'c'].map((jti) => signWith(rsa, { jti })));
