@@ -11,7 +11,7 @@ import { protectedResourceMetadata, protectedResourceMetadataPaths } from '../au
 import { createOriginHostCheck, type OriginHostCheck } from '../origin-host.js';
 import type { Logger } from '../../logger.js';
 import type { DownstreamSession, Proxy } from '../../proxy.js';
-import { authInfoFor } from '../request-caller.js';
+import { authInfoFor, callerOf } from '../request-caller.js';
 import { readBody } from './body.js';
 import { LiveIdentities, type Held } from './live-identities.js';
 import { serveListen, type OpenListen } from './listen-stream.js';
@@ -113,7 +113,6 @@ export function createHttpEndpoint(options: HttpEndpointOptions): HttpEndpoint {
   const clock = options.clock ?? Date;
   const sessions = new Map<string, LegacySession>();
   const listens = new Set<OpenListen>();
-  const callers = new WeakMap<AuthInfo, Caller>();
   const jwtNow = options.now ? () => options.now!().getTime() : () => Date.now();
   const identities = new LiveIdentities({ now: jwtNow });
   let requests = 0;
@@ -122,7 +121,7 @@ export function createHttpEndpoint(options: HttpEndpointOptions): HttpEndpoint {
 
   const modern = createMcpHandler(
     (ctx) => {
-      const caller = ctx.authInfo && callers.get(ctx.authInfo);
+      const caller = callerOf(ctx.authInfo);
       if (!caller) throw new Error('unauthenticated request reached the MCP handler');
       return proxy.statelessServer('modern', caller);
     },
@@ -254,9 +253,7 @@ export function createHttpEndpoint(options: HttpEndpointOptions): HttpEndpoint {
       res.once('close', () => listens.delete(opened));
       return;
     }
-    const authInfo: AuthInfo = { token: '', clientId: caller.principal, scopes: [...caller.roles] };
-    callers.set(authInfo, caller);
-    (req as IncomingMessage & { auth?: AuthInfo }).auth = authInfo;
+    (req as IncomingMessage & { auth?: AuthInfo }).auth = authInfoFor(caller);
     await (await modernHandler())(req, res, body);
   }
 
