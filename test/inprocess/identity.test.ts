@@ -213,6 +213,19 @@ describe('answers in flight across a revoking reload', () => {
     expect((await read).body.error).toMatchObject({ code: -32002 });
   });
 
+  it('a stdio session keeps its configured principal; its read in flight across a policy reload is decided again too', async () => {
+    await using g = await gateway();
+    const client = await g.h.client({ principal: 'sam', roles: ['eng'], transport: 'stdio' });
+    const read = client.readResource({ uri: SLOW_URI }).then(
+      () => 'answered',
+      (err: { code?: number }) => err.code,
+    );
+    await within(g.slow.until(1), 'the read to reach the upstream');
+    g.h.proxy.reload(parseConfig({ servers: { a: { command: 'inmemory:a' } }, policy: { default: 'deny', rules: [] } }, { env: {} }));
+    g.slow.release();
+    expect(await read).toBe(-32002);
+  });
+
   it('a removed token’s in-flight 2025 read ends with its session; its in-flight 2026 read is not-found; neither carries the content', async () => {
     await using g = await gateway();
     const bobSid = await g.session(TOKENS.bob);
