@@ -68,6 +68,7 @@ export interface HttpEndpoint extends AsyncDisposable {
 /** One 2025-11-25 session, bound to the credential kind and identity that created it. */
 interface LegacySession {
   id: string;
+  /** Who the session acts for now (its latest credential, as last resolved). */
   principal: string;
   /** What the session is bound to (see `Credential.binding`): a request with another gets the unknown-session answer. */
   binding: string;
@@ -265,6 +266,7 @@ export function createHttpEndpoint(options: HttpEndpointOptions): HttpEndpoint {
       if (!session || session.binding !== who.credential.binding) return json(res, 404, NO_SESSION);
       // The same holder with a newer credential: standing deliveries follow it from now on.
       session.held.update(who.credential);
+      session.principal = who.principal;
       session.downstream.setIdentity({ ...who.credential.identity, transport: 'http' });
       return withSession(session, req, res, body, who);
     }
@@ -283,7 +285,11 @@ export function createHttpEndpoint(options: HttpEndpointOptions): HttpEndpoint {
       onClosed: () => end(sessionId, 'closed'),
     });
     const held = identities.hold(who.credential, {
-      refresh: (c) => downstream.setIdentity({ ...c.identity, transport: 'http' }),
+      refresh: (c) => {
+        downstream.setIdentity({ ...c.identity, transport: 'http' });
+        const s = sessions.get(sessionId);
+        if (s) s.principal = c.identity.principal;
+      },
       revoke: (why) => end(sessionId, `credential ${why}`),
     });
     const session: LegacySession = {
