@@ -60,7 +60,8 @@ export interface Proxy extends AsyncDisposable {
   readonly gate: AccessGate;
   /**
    * Replaces policy and rate limits from a new configuration (SIGHUP); sessions stay, standing
-   * subscriptions are decided again at their next delivery, and every session hears list_changed.
+   * subscriptions are decided again at their next delivery (for who each session is now), answers
+   * in flight are decided again before they leave, and every session hears list_changed.
    */
   reload(config: FederateConfig): void;
   /**
@@ -115,7 +116,13 @@ export interface SessionOptions {
 /** One downstream session: its subscriptions, its notifications, and the Server(s) that serve it. */
 export interface DownstreamSession {
   readonly session: Session;
+  /** Who the session acts for now: standing deliveries (subscriptions, listens) are decided for it. */
   readonly caller: Caller;
+  /**
+   * Replaces who the session acts for (a later request's credential, or a reload that resolved it
+   * again): every later delivery is decided for the new identity.
+   */
+  setIdentity(identity: CallerIdentity): void;
   /**
    * A Server for this session in `era`; the latest one made receives the session's notifications.
    * Closing a Server does not end the session: {@link DownstreamSession.close} does.
@@ -235,7 +242,23 @@ export function createProxy(options: ProxyOptions): Proxy {
       let current: Server | undefined;
       let open = true;
       const id = sessionOptions.id ?? `s${++ids}`;
-      const caller: Caller = { ...(sessionOptions.caller ?? stdioCaller), session: id };
+      let identity: Caller = { ...(sessionOptions.caller ?? stdioCaller), session: id };
+      // A live view: the facade and every delivery see the identity the session has now.
+      const caller: Caller = {
+        get principal() {
+          return identity.principal;
+        },
+        get roles() {
+          return identity.roles;
+        },
+        get transport() {
+          return identity.transport;
+        },
+        get revoked() {
+          return identity.revoked;
+        },
+        session: id,
+      };
       const sendUpdated = sessionOptions.sink?.sendUpdated ?? ((uri: string) => void current?.sendResourceUpdated({ uri }).catch(() => undefined));
       const session: Session = {
         id,
@@ -255,6 +278,9 @@ export function createProxy(options: ProxyOptions): Proxy {
       const handle: DownstreamSession = {
         session,
         caller,
+        setIdentity(next) {
+          identity = { ...next, session: id };
+        },
         createServer(era) {
           const server = createFacadeServer({ gate, caller, session, logger, serverInfo: SERVER_INFO, era });
           current = server;

@@ -15,4 +15,9 @@ export interface Caller {
   /** The 2025 session id, or a per-request id for 2026 requests (stdio: the process session). */
   readonly session: string;
   readonly transport: CallerTransport;
+  /**
+   * True once the credential this caller authenticated with is gone (a reload removed it, or it
+   * expired) while something of its was in flight: every decision about it is then a deny.
+   */
+  readonly revoked?: boolean;
 }

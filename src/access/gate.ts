@@ -9,7 +9,7 @@ import { NAMESPACE_DELIMITER, type UriCodec } from '../federation/uri.js';
 import type { CompleteResultT, ReadResultT } from '../protocol.js';
 import { noopAuditLog, type AuditEntry, type AuditLog, type AuditOutcome } from './audit-log.js';
 import type { Caller } from './caller.js';
-import type { Policy, PolicyAction, PolicyDecision } from './policy.js';
+import { POLICY_OUTCOMES, type Policy, type PolicyAction, type PolicyDecision } from './policy.js';
 import type { RateLimiter } from './rate-limiter.js';
 import { expandKnown } from './template-expand.js';
 
@@ -36,6 +36,16 @@ const NOT_FOUND = () => new ProxyError(ErrorCodes.RESOURCE_NOT_FOUND, 'Resource 
 const PER_ITEM: PolicyDecision = { allow: true, rule: 'per-item' };
 const RATE_LIMITED: PolicyDecision = { allow: false, rule: 'rate-limit' };
 const UNKNOWN: PolicyDecision = { allow: false, rule: 'default' };
+/** A caller whose credential is gone: nothing is allowed. */
+const REVOKED: PolicyDecision = { allow: false, rule: POLICY_OUTCOMES.revoked };
+
+/** What is done to an operation's result when the rules changed while it was in flight. */
+interface Redecide<T> {
+  /** Filters the result again under the current rules (lists, completions). */
+  again?: (result: T) => T;
+  /** Undoes the operation when it is now denied (a subscription taken). */
+  undo?: () => Promise<void>;
+}
 
 /**
  * Every path a caller reaches resources by goes through here, so a decision is made in exactly one
@@ -48,10 +58,16 @@ const UNKNOWN: PolicyDecision = { allow: false, rule: 'default' };
  *
  * With a policy in force, every result is `private` towards 2026 clients: what one caller sees is
  * not what another may.
+ *
+ * The rules carry a generation: an answer decided under one generation that is ready under a later
+ * one (a reload, or a change of who a caller is, happened while it was in flight) is decided again
+ * with the current rules and the caller as it is now before it leaves; denied now, it is dropped as
+ * not-found (and a subscription taken is undone).
  */
 export class AccessGate {
   private rules: AccessRules;
   private readonly now: () => number;
+  private generation = 0;
 
   constructor(private readonly options: AccessGateOptions) {
     this.rules = options.rules;
@@ -61,6 +77,15 @@ export class AccessGate {
   /** Replaces the policy and the rate limits (a reload); standing subscriptions are decided again at their next delivery. */
   reload(rules: AccessRules): void {
     this.rules = rules;
+    this.generation++;
+  }
+
+  /**
+   * Who some callers are has changed (a reload of `auth` re-resolved or revoked their credentials):
+   * every answer in flight is decided again before it leaves, as after {@link reload}.
+   */
+  revise(): void {
+    this.generation++;
   }
 
   /** Whether a policy is in force (else everything is allowed, and only audited). */
@@ -89,9 +114,36 @@ export class AccessGate {
           return d.allow;
         }
       : undefined;
-    return this.audited(caller, method, undefined, trace, () => PER_ITEM, async () =>
-      this.scoped(await this.options.resources.list(kind, cursor, signal, { ...(filter ? { filter } : {}), binding: caller.principal }, trace)),
+    return this.audited(
+      caller,
+      method,
+      undefined,
+      trace,
+      () => PER_ITEM,
+      async () => this.scoped(await this.options.resources.list(kind, cursor, signal, { ...(filter ? { filter } : {}), binding: caller.principal }, trace)),
+      { again: (result) => this.refiltered(caller, kind, result) },
     );
+  }
+
+  /** A page filtered again under the current rules (they changed while it was being made). */
+  private refiltered(caller: Caller, kind: ListKind, result: ListResult): ListResult {
+    const { policy } = this.rules;
+    if (!policy.enforced) return result;
+    const field = kind === 'resources' ? 'resources' : 'resourceTemplates';
+    const key = kind === 'resources' ? 'uri' : 'uriTemplate';
+    const items = result[field];
+    if (!Array.isArray(items)) return result;
+    const kept = items.filter((item: Record<string, unknown>) => {
+      const target = typeof item[key] === 'string' ? this.options.uris.decode(item[key] as string) : undefined;
+      if (!target) return false;
+      try {
+        const d = kind === 'resources' ? policy.decide(caller, 'list', target.server, target.uri) : policy.decideTemplate(caller, 'list', target.server, target.uri);
+        return d.allow;
+      } catch {
+        return false;
+      }
+    });
+    return kept.length === items.length ? result : { ...result, [field]: kept };
   }
 
   /** `resources/read`: rate limited, decided, then read (through the cache). */
@@ -108,7 +160,9 @@ export class AccessGate {
   /** `resources/subscribe` (2025) for `session`. */
   subscribe(caller: Caller, session: Session, uri: string): Promise<void> {
     const trace: OperationTrace = {};
-    return this.decided(caller, 'resources/subscribe', 'subscribe', uri, trace, () => this.options.resources.subscribe(session, uri, trace));
+    return this.decided(caller, 'resources/subscribe', 'subscribe', uri, trace, () => this.options.resources.subscribe(session, uri, trace), {
+      undo: () => this.options.resources.unsubscribe(session, uri),
+    });
   }
 
   /** `resources/unsubscribe`: always allowed (it only gives something up). */
@@ -127,7 +181,9 @@ export class AccessGate {
    */
   listen(caller: Caller, session: Session, uri: string): Promise<boolean> {
     const trace: OperationTrace = {};
-    return this.decided(caller, 'subscriptions/listen', 'subscribe', uri, trace, () => this.options.resources.subscribe(session, uri, trace)).then(
+    return this.decided(caller, 'subscriptions/listen', 'subscribe', uri, trace, () => this.options.resources.subscribe(session, uri, trace), {
+      undo: () => this.options.resources.unsubscribe(session, uri),
+    }).then(
       () => true,
       () => false,
     );
@@ -145,8 +201,7 @@ export class AccessGate {
       if (params.ref.type !== 'ref/resource') return { allow: true, rule: 'default' }; // refused as invalid params below
       return target ? this.rules.policy.decideTemplate(caller, 'complete', target.server, target.uri) : UNKNOWN;
     };
-    return this.audited(caller, 'completion/complete', uri, trace, decide, async () => {
-      const result = await this.options.resources.complete(params, signal, trace);
+    const filtered = (result: CompleteResultT): CompleteResultT => {
       const policy = this.rules.policy;
       if (!policy.enforced || !target) return result;
       const vars = { ...(params.context?.arguments ?? {}) };
@@ -157,6 +212,9 @@ export class AccessGate {
       if (values.length === result.completion.values.length) return result;
       const { total: _total, ...completion } = result.completion;
       return { ...result, completion: { ...completion, values } };
+    };
+    return this.audited(caller, 'completion/complete', uri, trace, decide, async () => filtered(await this.options.resources.complete(params, signal, trace)), {
+      again: filtered,
     });
   }
 
@@ -168,17 +226,25 @@ export class AccessGate {
     const started = this.now();
     const target = this.options.uris.decode(uri);
     const trace: OperationTrace = target ? { server: target.server, upstreamUri: target.uri } : {};
-    const decision = target ? this.safeDecide(caller, 'read', target.server, target.uri) : UNKNOWN;
+    const decision = caller.revoked ? REVOKED : target ? this.safeDecide(caller, 'read', target.server, target.uri) : UNKNOWN;
     this.record(caller, 'notifications/resources/updated', uri, trace, decision, decision.allow ? 'ok' : 'denied', started);
     return decision.allow;
   }
 
   /** Decides `action` on `uri`; a deny (or an unknown URI) is thrown as not-found before `run` is called. */
-  private decided<T>(caller: Caller, method: string, action: PolicyAction, uri: string, trace: OperationTrace, run: () => Promise<T>): Promise<T> {
+  private decided<T>(
+    caller: Caller,
+    method: string,
+    action: PolicyAction,
+    uri: string,
+    trace: OperationTrace,
+    run: () => Promise<T>,
+    redecide: Redecide<T> = {},
+  ): Promise<T> {
     const target = this.options.uris.decode(uri);
     if (target) Object.assign(trace, { server: target.server, upstreamUri: target.uri });
     const decide = () => (target ? this.safeDecide(caller, action, target.server, target.uri) : UNKNOWN);
-    return this.audited(caller, method, uri, trace, decide, run);
+    return this.audited(caller, method, uri, trace, decide, run, redecide);
   }
 
   private async audited<T>(
@@ -188,14 +254,19 @@ export class AccessGate {
     trace: OperationTrace,
     decide: () => PolicyDecision,
     run: () => Promise<T>,
+    redecide: Redecide<T> = {},
   ): Promise<T> {
     const started = this.now();
-    let decision: PolicyDecision;
-    try {
-      decision = decide();
-    } catch {
-      decision = { allow: false, rule: 'error' };
-    }
+    const generation = this.generation;
+    const decideNow = (): PolicyDecision => {
+      if (caller.revoked) return REVOKED;
+      try {
+        return decide();
+      } catch {
+        return { allow: false, rule: 'error' };
+      }
+    };
+    let decision = decideNow();
     if (!decision.allow) {
       const unknown = decision === UNKNOWN;
       await this.recorded(caller, method, uri, trace, decision, unknown ? 'not_found' : 'denied', started);
@@ -207,6 +278,16 @@ export class AccessGate {
     } catch (err) {
       await this.recorded(caller, method, uri, trace, decision, outcomeOf(err), started);
       throw err;
+    }
+    if (this.generation !== generation) {
+      // Decided before a reload (or a change of who the caller is), ready after it: decided again.
+      decision = decideNow();
+      if (!decision.allow) {
+        await redecide.undo?.().catch(() => undefined);
+        await this.recorded(caller, method, uri, trace, decision, 'denied', started);
+        throw NOT_FOUND();
+      }
+      if (redecide.again) result = redecide.again(result);
     }
     await this.recorded(caller, method, uri, trace, decision, 'ok', started);
     return result;

@@ -421,6 +421,8 @@ export const POLICY_OUTCOMES = {
   invalidUri: 'invalid-uri',
   /** Evaluating the policy failed: a deny. */
   error: 'error',
+  /** The caller's credential was removed or expired while its request was in flight: a deny. */
+  revoked: 'revoked',
 } as const;
 
 /** Rule ids: printable, no spaces, so `policy check` and audit records show them as they are. */
@@ -432,7 +434,7 @@ const names = (what: string) => z.array(z.string().min(1)).min(1, `must not be e
 export const PolicyRuleSchema = z.strictObject({
   /**
    * Unique name of the rule, given with every decision it makes (audit, `policy check`). Matches
-   * `^[A-Za-z0-9][A-Za-z0-9._:-]{0,127}$`; `default`, `invalid-uri` and `error` are reserved. Required.
+   * `^[A-Za-z0-9][A-Za-z0-9._:-]{0,127}$`; `default`, `invalid-uri`, `error` and `revoked` are reserved. Required.
    */
   id: z
     .string()

@@ -1,5 +1,5 @@
 // One SDK low-level Server per downstream session: capabilities, handlers, and the error boundary.
-import { Server, type BaseContext, type ServerContext, type ServerCapabilities, type Transport } from '@modelcontextprotocol/server';
+import { Server, type AuthInfo, type BaseContext, type ServerContext, type ServerCapabilities, type Transport } from '@modelcontextprotocol/server';
 import { z } from 'zod';
 import { ErrorCodes, JsonRpc, JsonRpcError, ProxyError, toJsonRpcError, type ErrorContext } from '../errors.js';
 import type { Logger } from '../logger.js';
@@ -10,6 +10,7 @@ import type { Session } from '../federation/sessions.js';
 import { restoreLegacyNotFound } from '../eras/rev2025.js';
 import { stripNotFoundMark, withCacheFields } from '../eras/rev2026.js';
 import { installDispatch } from '../wire/dispatch.js';
+import { callerOf } from './request-caller.js';
 
 /** The protocol era a Server instance serves: 2025-11-25 (`legacy`) or 2026-07-28 (`modern`). */
 export type Era = 'legacy' | 'modern';
@@ -18,7 +19,10 @@ export type Era = 'legacy' | 'modern';
 export interface FacadeOptions {
   /** The one decision point every operation goes through (policy, rate limits, audit). */
   gate: AccessGate;
-  /** Who calls through this Server (every handler acts for this caller). */
+  /**
+   * Who calls through this Server: every handler acts for this caller, unless its request carries
+   * its own (an HTTP request's `authInfo` made by `authInfoFor`: identity is per request there).
+   */
   caller: Caller;
   /** This downstream session, for per-session operations (subscriptions). */
   session: Session;
@@ -28,8 +32,8 @@ export interface FacadeOptions {
   era?: Era;
 }
 
-/** The request context handlers receive (only the signal is used). */
-type Ctx = { mcpReq: { signal: AbortSignal } };
+/** The request context handlers receive (the signal, and the request's own caller over HTTP). */
+type Ctx = { mcpReq: { signal: AbortSignal }; http?: { authInfo?: AuthInfo } };
 
 const ListParams = z.looseObject({ cursor: z.string().optional() });
 const UriParams = z.looseObject({ uri: z.string() });
@@ -90,11 +94,13 @@ export function createFacadeServer(options: FacadeOptions): Server {
   // 2026 answers carry the proxy's cache hint as fields; 2025 ones never do.
   const cacheable = era === 'modern' ? withCacheFields : <T>(result: T): T => result;
 
-  const boundary = async <T>(method: string, ctx: ErrorContext, fn: () => Promise<T>): Promise<T> => {
+  /** The caller of one request: its own over HTTP, else the Server's. */
+  const who = (ctx: Ctx): Caller => callerOf(ctx.http?.authInfo) ?? caller;
+  const boundary = async <T>(method: string, ctx: ErrorContext, by: Caller, fn: (caller: Caller) => Promise<T>): Promise<T> => {
     try {
-      return await fn();
+      return await fn(by);
     } catch (err) {
-      logFailure(logger, method, err, caller);
+      logFailure(logger, method, err, by);
       throw toJsonRpcError(err, ctx);
     }
   };
@@ -106,27 +112,27 @@ export function createFacadeServer(options: FacadeOptions): Server {
     server.setRequestHandler(method, { params: z.unknown() }, (raw, ctx) => fn(parseParams(schema, raw), ctx));
   const list = (kind: 'resources' | 'templates', method: string) =>
     handle(method, ListParams, (params, ctx) =>
-      boundary(method, {}, async () => cacheable(await gate.list(caller, kind, params.cursor, ctx.mcpReq.signal))),
+      boundary(method, {}, who(ctx), async (caller) => cacheable(await gate.list(caller, kind, params.cursor, ctx.mcpReq.signal))),
     );
   list('resources', 'resources/list');
   list('templates', 'resources/templates/list');
   handle('resources/read', UriParams, (params, ctx) =>
-    boundary('resources/read', { uri: params.uri }, async () => cacheable(await gate.read(caller, params.uri, ctx.mcpReq.signal))),
+    boundary('resources/read', { uri: params.uri }, who(ctx), async (caller) => cacheable(await gate.read(caller, params.uri, ctx.mcpReq.signal))),
   );
-  handle('resources/subscribe', UriParams, (params) =>
-    boundary('resources/subscribe', { uri: params.uri }, async () => {
+  handle('resources/subscribe', UriParams, (params, ctx) =>
+    boundary('resources/subscribe', { uri: params.uri }, who(ctx), async (caller) => {
       await gate.subscribe(caller, session, params.uri);
       return {};
     }),
   );
-  handle('resources/unsubscribe', UriParams, (params) =>
-    boundary('resources/unsubscribe', { uri: params.uri }, async () => {
+  handle('resources/unsubscribe', UriParams, (params, ctx) =>
+    boundary('resources/unsubscribe', { uri: params.uri }, who(ctx), async (caller) => {
       await gate.unsubscribe(caller, session, params.uri);
       return {};
     }),
   );
   handle('completion/complete', CompleteParamsSchema, (params, ctx) =>
-    boundary('completion/complete', { uri: (params.ref as { uri?: string }).uri ?? '' }, () =>
+    boundary('completion/complete', { uri: (params.ref as { uri?: string }).uri ?? '' }, who(ctx), (caller) =>
       gate.complete(caller, params as CompleteParams, ctx.mcpReq.signal),
     ),
   );

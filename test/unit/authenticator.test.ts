@@ -36,12 +36,12 @@ describe('authenticate', () => {
   const { authenticator } = withLog();
 
   it('a static token authenticates as its principal with its roles', async () => {
-    expect(await authenticator.authenticate(`Bearer ${aliceToken}`)).toEqual({ ok: true, principal: 'alice', roles: ['eng'] });
-    expect(await authenticator.authenticate(`Bearer ${bobToken}`)).toEqual({ ok: true, principal: 'bob', roles: [] });
+    expect(await authenticator.authenticate(`Bearer ${aliceToken}`)).toMatchObject({ ok: true, principal: 'alice', roles: ['eng'] });
+    expect(await authenticator.authenticate(`Bearer ${bobToken}`)).toMatchObject({ ok: true, principal: 'bob', roles: [] });
   });
 
   it('a JWT authenticates next to the static tokens', async () => {
-    expect(await authenticator.authenticate(`Bearer ${await jwt()}`)).toEqual({ ok: true, principal: 'carol', roles: ['ops'] });
+    expect(await authenticator.authenticate(`Bearer ${await jwt()}`)).toMatchObject({ ok: true, principal: 'carol', roles: ['ops'] });
   });
 
   it('the scheme is case-insensitive and one value in a list is fine', async () => {
@@ -98,6 +98,52 @@ describe('authenticate', () => {
     expect(await tokensOnly.authenticate(`Bearer ${aliceToken}`)).toMatchObject({ ok: true });
     expect(await jwtOnly.authenticate(`Bearer ${aliceToken}`)).toEqual({ ok: false, reason: 'invalid' });
     expect(await jwtOnly.authenticate(`Bearer ${await jwt()}`)).toMatchObject({ ok: true });
+  });
+});
+
+describe('credentials and bindings', () => {
+  const { authenticator } = withLog();
+  const ok = async (token: string) => {
+    const r = await authenticator.authenticate(`Bearer ${token}`);
+    if (!r.ok) throw new Error('refused');
+    return r;
+  };
+
+  it('a static token binds to its entry, a JWT to issuer and subject: a JWT whose sub is a static principal’s name binds elsewhere', async () => {
+    const alice = await ok(aliceToken);
+    expect(alice.credential).toMatchObject({ kind: 'static', binding: `static:${hashToken(aliceToken)}`, identity: { principal: 'alice', roles: ['eng'] } });
+    expect(alice.credential.expiresAt).toBeUndefined();
+    const jwtAlice = await ok(await jwt({ sub: 'alice', roles: ['eng'], iss: 'https://idp' }));
+    expect(jwtAlice).toMatchObject({ principal: 'alice', roles: ['eng'] });
+    expect(jwtAlice.credential).toMatchObject({ kind: 'jwt', binding: `jwt:${JSON.stringify(['https://idp', 'alice'])}`, expiresAt: (T + 60) * 1000 });
+    expect(jwtAlice.credential.binding).not.toBe(alice.credential.binding);
+    // Same issuer and subject, other roles: the same binding.
+    expect((await ok(await jwt({ sub: 'alice', roles: [], iss: 'https://idp' }))).credential.binding).toBe(jwtAlice.credential.binding);
+    expect((await ok(await jwt({ sub: 'alice', iss: 'https://other' }))).credential.binding).not.toBe(jwtAlice.credential.binding);
+  });
+
+  it('never shows the token: not in JSON, not in its enumerable fields', async () => {
+    const alice = await ok(aliceToken);
+    expect(JSON.stringify(alice)).not.toContain(aliceToken);
+    expect(Object.values(alice.credential).join(' ')).not.toContain(aliceToken);
+    expect(alice.credential.reveal()).toBe(aliceToken);
+  });
+
+  it('recheck: a static token by the new table, synchronously (roles as now configured, or refused once removed); a JWT verified again', async () => {
+    const alice = (await ok(aliceToken)).credential;
+    const demoted = createAuthenticator(AuthSchema.parse({ tokens: [{ principal: 'alice', roles: [], sha256: hashToken(aliceToken) }] }), { now: () => NOW });
+    const now = demoted.recheck(alice);
+    expect(now).not.toBeInstanceOf(Promise);
+    expect(now).toMatchObject({ ok: true, principal: 'alice', roles: [], credential: { binding: alice.binding } });
+    const removed = createAuthenticator(AuthSchema.parse({ tokens: [{ principal: 'bob', sha256: hashToken(bobToken) }] }), { now: () => NOW });
+    expect(removed.recheck(alice)).toEqual({ ok: false, reason: 'invalid' });
+    const carol = (await ok(await jwt())).credential;
+    expect(await authenticator.recheck(carol)).toMatchObject({ ok: true, principal: 'carol', credential: { binding: carol.binding } });
+    expect(await removed.recheck(carol)).toEqual({ ok: false, reason: 'invalid' }); // no jwt block any more
+    const rotated = createAuthenticator(AuthSchema.parse({ jwt: { secret: 'another-secret-of-at-least-32-bytes!!', audience: 'mcp' } }), { now: () => NOW });
+    expect(await rotated.recheck(carol)).toEqual({ ok: false, reason: 'invalid' });
+    const later = createAuthenticator(config, { now: () => new Date((T + 60) * 1000) });
+    expect(await later.recheck(carol)).toEqual({ ok: false, reason: 'invalid' }); // expired
   });
 });
 

@@ -38,7 +38,7 @@ const hs256 = (claims: Record<string, unknown> = {}, secret = SECRET) => sign(ne
 
 const b64url = (v: unknown) => Buffer.from(JSON.stringify(v)).toString('base64url');
 const refused = (code: string, claim?: string): JwtVerdict => (claim === undefined ? { ok: false, code } : { ok: false, code, claim });
-const alice = { ok: true, principal: 'alice', roles: ['eng'] };
+const alice = expect.objectContaining({ ok: true, principal: 'alice', roles: ['eng'] });
 
 let rsa: Pair, ec: Pair, ed: Pair, rotated: Pair, stranger: Pair;
 let server: Server;
@@ -111,7 +111,8 @@ describe('key rotation', () => {
       keys = [rotated.jwk];
       expect(await verify(await signWith(rotated))).toEqual(alice);
       expect(fetches - before).toBe(1);
-      expect(await verify(await signWith(rsa))).toEqual(refused('ERR_JWKS_NO_MATCHING_KEY'));
+      // A token not verified before (the first one is remembered until its exp: see "verification cache").
+      expect(await verify(await signWith(rsa, { jti: 'new' }))).toEqual(refused('ERR_JWKS_NO_MATCHING_KEY'));
     } finally {
       keys = saved;
     }
@@ -231,7 +232,7 @@ describe('principal and roles claims', () => {
     ['an empty string', '', []],
     ['absent', undefined, []],
   ])('roles as %s', async (_what, roles, expected) => {
-    expect(await secretVerifier()(await hs256({ roles }))).toEqual({ ok: true, principal: 'alice', roles: expected });
+    expect(await secretVerifier()(await hs256({ roles }))).toMatchObject({ ok: true, principal: 'alice', roles: expected });
   });
 
   it.each([
@@ -246,7 +247,73 @@ describe('principal and roles claims', () => {
   it('principalClaim and rolesClaim name other claims (a URL-like claim name is taken whole, not as a path)', async () => {
     const verify = secretVerifier({ principalClaim: 'email', rolesClaim: 'https://example.com/roles' });
     const token = await hs256({ email: 'alice@example.com', 'https://example.com/roles': ['admin'], roles: ['ignored'] });
-    expect(await verify(token)).toEqual({ ok: true, principal: 'alice@example.com', roles: ['admin'] });
+    expect(await verify(token)).toMatchObject({ ok: true, principal: 'alice@example.com', roles: ['admin'] });
     expect(await verify(await hs256())).toEqual(refused('ERR_PRINCIPAL_CLAIM', 'email'));
+  });
+});
+
+describe('verification cache', () => {
+  // cacheMaxAgeMs 0: jose fetches the key set for every signature it checks, so a fetch counts a verification.
+  const counting = (options: { now: () => Date; cacheSize?: number }) =>
+    createJwtVerifier(JwtSchema.parse({ jwksUrl: `${baseUrl}/jwks`, audience: 'mcp', issuer: ISSUER }), { ...options, jwks: { cooldownMs: 0, cacheMaxAgeMs: 0 } });
+
+  it('a verified token presented again is not verified again until its exp; then it is refused', async () => {
+    let clock = NOW;
+    const verify = counting({ now: () => clock });
+    const token = await signWith(rsa, { exp: T + 60 });
+    const before = fetches;
+    const first = await verify(token);
+    expect(first).toEqual({ ok: true, principal: 'alice', roles: ['eng'], binding: `jwt:${JSON.stringify([ISSUER, 'alice'])}`, expiresAt: (T + 60) * 1000 });
+    expect(fetches - before).toBe(1);
+    for (let i = 0; i < 5; i++) expect(await verify(token)).toEqual(first);
+    expect(fetches - before).toBe(1); // five hits, no signature check
+    expect(await verify(await signWith(rsa, { exp: T + 61 }))).toEqual(alice); // another token is verified
+    expect(fetches - before).toBe(2);
+    clock = new Date((T + 60) * 1000); // exactly at exp: expired, as jose judges it
+    expect(await verify(token)).toEqual(refused('ERR_JWT_EXPIRED', 'exp'));
+  });
+
+  it('is keyed by the whole token: a token with a changed signature is verified, and refused', async () => {
+    const verify = counting({ now });
+    const token = await signWith(rsa);
+    expect(await verify(token)).toEqual(alice);
+    const [h, p, sig] = token.split('.');
+    const forged = `${h}.${b64url({ sub: 'alice', roles: ['admin'], aud: 'mcp', iss: ISSUER, exp: T + 600 })}.${sig}`;
+    expect(p).not.toBe(forged.split('.')[1]);
+    expect(await verify(forged)).toEqual(refused('ERR_JWS_SIGNATURE_VERIFICATION_FAILED'));
+    expect(await verify(`${h}.${p}.${sig!.slice(0, -4)}AAAA`)).toMatchObject({ ok: false });
+  });
+
+  it('remembers no refusal: a token refused is checked again each time (random tokens cannot push out verified ones)', async () => {
+    const verify = counting({ now });
+    const wrongAudience = await signWith(rsa, { aud: 'someone-else' });
+    const before = fetches;
+    expect(await verify(wrongAudience)).toMatchObject({ ok: false, code: 'ERR_JWT_CLAIM_VALIDATION_FAILED', claim: 'aud' });
+    expect(await verify(wrongAudience)).toMatchObject({ ok: false, claim: 'aud' });
+    expect(fetches - before).toBe(2);
+  });
+
+  it('is bounded (least recently used goes first), and 0 turns it off', async () => {
+    const verify = counting({ now, cacheSize: 2 });
+    const [a, b, c] = await Promise.all(['a', 'b', 'c'].map((jti) => signWith(rsa, { jti })));
+    const before = fetches;
+    for (const t of [a, b, a, c]) await verify(t!); // c pushes out b (a was used after b)
+    expect(fetches - before).toBe(3);
+    await verify(a!);
+    expect(fetches - before).toBe(3);
+    await verify(b!);
+    expect(fetches - before).toBe(4);
+    const off = counting({ now, cacheSize: 0 });
+    const start = fetches;
+    await off(a!);
+    await off(a!);
+    expect(fetches - start).toBe(2);
+  });
+
+  it('binds a token to its issuer and subject, whatever claim names the principal', async () => {
+    const verify = secretVerifier({ principalClaim: 'email' });
+    expect(await verify(await hs256({ email: 'a@example.com', sub: 'u-1' }))).toMatchObject({ principal: 'a@example.com', binding: `jwt:${JSON.stringify([ISSUER, 'u-1'])}` });
+    const anyIssuer = createJwtVerifier(JwtSchema.parse({ secret: SECRET, audience: 'mcp' }), { now });
+    expect(await anyIssuer(await hs256({ iss: 'https://other.example.com' }))).toMatchObject({ binding: `jwt:${JSON.stringify(['https://other.example.com', 'alice'])}` });
   });
 });

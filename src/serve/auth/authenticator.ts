@@ -1,6 +1,7 @@
 // The HTTP endpoint's bearer check: reads Authorization, tries the static tokens then the JWT verifier.
-import { BEARER_TOKEN_PATTERN, type AuthConfig } from '../../config/schema.js';
+import { BEARER_TOKEN_PATTERN, hashToken, type AuthConfig } from '../../config/schema.js';
 import type { Logger } from '../../logger.js';
+import { Credential } from './credential.js';
 import type { Identity } from './identity.js';
 import { createJwtVerifier, type JwtVerifierOptions } from './jwt.js';
 import { createStaticTokens } from './static-tokens.js';
@@ -8,8 +9,11 @@ import { createStaticTokens } from './static-tokens.js';
 /** Why a request was not authenticated: no `Authorization` at all, or one that does not authenticate. */
 export type AuthFailure = 'missing' | 'invalid';
 
+/** An authenticated request: who it is (as resolved now) and the credential that says so. */
+export type AuthSuccess = { ok: true; credential: Credential } & Identity;
+
 /** The outcome of {@link Authenticator.authenticate}. */
-export type AuthResult = ({ ok: true } & Identity) | { ok: false; reason: AuthFailure };
+export type AuthResult = AuthSuccess | { ok: false; reason: AuthFailure };
 
 /** Checks one request's `Authorization` header. */
 export interface Authenticator {
@@ -21,6 +25,13 @@ export interface Authenticator {
    * Never rejects; never logs the token.
    */
   authenticate(authorization: string | readonly string[] | undefined): Promise<AuthResult>;
+  /**
+   * Resolves a credential accepted earlier (by this or a previous authenticator) against this one,
+   * as a reload must: a static token by the current table, synchronously (so no answer can slip
+   * out between a reload and its effect); a JWT by verifying it again (its claims are what they
+   * were, the keys and rules may not be). Never rejects; never logs the token.
+   */
+  recheck(credential: Credential): AuthResult | Promise<AuthResult>;
 }
 
 /** Dependencies of {@link createAuthenticator}: a logger for refusals (debug; warn when the key set is down), the JWT clock and key set tuning. */
@@ -50,22 +61,38 @@ export function createAuthenticator(auth: AuthConfig, deps: AuthenticatorDeps = 
     deps.logger?.debug({ auth: details }, 'bearer token refused');
     return { ok: false, reason: 'invalid' };
   };
+  const asStatic = (token: string): AuthResult | undefined => {
+    const known = staticTokens(token);
+    if (known === undefined) return undefined;
+    // Bound to the token entry (its hash), not to the principal's name.
+    return { ok: true, ...known, credential: new Credential(token, 'static', `static:${hashToken(token)}`, known) };
+  };
+  const asJwt = async (token: string): Promise<AuthResult> => {
+    if (jwt === undefined) return refuse({ code: 'ERR_UNKNOWN_TOKEN' });
+    const verdict = await jwt(token);
+    if (verdict.ok) {
+      const identity = { principal: verdict.principal, roles: verdict.roles };
+      return { ok: true, ...identity, credential: new Credential(token, 'jwt', verdict.binding, identity, verdict.expiresAt) };
+    }
+    const { ok: _ok, ...details } = verdict;
+    if (verdict.code === 'ERR_JWKS_UNAVAILABLE') {
+      deps.logger?.warn({ auth: details }, 'JWT key set unavailable: bearer tokens cannot be verified');
+      return { ok: false, reason: 'invalid' };
+    }
+    return refuse(details);
+  };
   return {
     async authenticate(authorization) {
       const token = bearerToken(authorization);
       if (token === 'missing') return { ok: false, reason: 'missing' };
       if (token === 'invalid') return refuse({ code: 'ERR_AUTHORIZATION_HEADER' });
-      const known = staticTokens(token);
-      if (known !== undefined) return { ok: true, ...known };
-      if (jwt === undefined) return refuse({ code: 'ERR_UNKNOWN_TOKEN' });
-      const verdict = await jwt(token);
-      if (verdict.ok) return { ok: true, principal: verdict.principal, roles: verdict.roles };
-      const { ok: _ok, ...details } = verdict;
-      if (verdict.code === 'ERR_JWKS_UNAVAILABLE') {
-        deps.logger?.warn({ auth: details }, 'JWT key set unavailable: bearer tokens cannot be verified');
-        return { ok: false, reason: 'invalid' };
-      }
-      return refuse(details);
+      return asStatic(token) ?? asJwt(token);
+    },
+    recheck(credential) {
+      if (credential.kind === 'anonymous') return { ok: false, reason: 'missing' };
+      const token = credential.reveal();
+      if (credential.kind === 'static') return asStatic(token) ?? { ok: false, reason: 'invalid' };
+      return asJwt(token);
     },
   };
 }

@@ -3,6 +3,7 @@ import { createPublicKey } from 'node:crypto';
 import { createRemoteJWKSet, errors, jwtVerify, type JWTPayload, type JWTVerifyGetKey, type KeyObject } from 'jose';
 import type { JwtConfig } from '../../config/schema.js';
 import type { Identity } from './identity.js';
+import { VerdictCache } from './verdict-cache.js';
 
 /** Tuning of the remote key set (`jwksUrl`); jose's defaults when absent. */
 export interface JwksOptions {
@@ -20,6 +21,11 @@ export interface JwtVerifierOptions {
   now?: () => Date;
   /** Remote key set tuning (`jwksUrl` only). */
   jwks?: JwksOptions;
+  /**
+   * Most verified tokens remembered (by SHA-256, until their `exp`), so a token presented again is
+   * not verified again; 0 verifies every time. Default: 4096.
+   */
+  cacheSize?: number;
 }
 
 /**
@@ -35,8 +41,17 @@ export interface JwtRefusal {
   claim?: string;
 }
 
+/** A verified token: who it names, what a session it opens is bound to, and until when. */
+export interface JwtAccepted extends Identity {
+  ok: true;
+  /** Issuer plus subject (`jwt:["<iss>","<sub>"]`; the principal when there is no `sub`): what a session opened with it is bound to. */
+  binding: string;
+  /** The `exp` claim, in ms since the epoch. */
+  expiresAt: number;
+}
+
 /** The outcome of verifying one token. Never carries the token. */
-export type JwtVerdict = ({ ok: true } & Identity) | JwtRefusal;
+export type JwtVerdict = JwtAccepted | JwtRefusal;
 
 /** Verifies one compact JWT. Never throws. */
 export type JwtVerifier = (token: string) => Promise<JwtVerdict>;
@@ -49,7 +64,8 @@ class JwksUnavailable extends Error {}
  * of `algorithms`; `exp` is required and must be in the future, `nbf` (when present) in the past,
  * `aud` must name the configured audience, and `iss` must equal `issuer` when that is set. The
  * principal is the `principalClaim` (a non-empty string); the roles are the `rolesClaim` (an array
- * of strings or a space-separated string, absent meaning none).
+ * of strings or a space-separated string, absent meaning none). A verified token is remembered by
+ * its SHA-256 until its `exp` (`cacheSize`, LRU): presented again, it is not verified again.
  *
  * @example
  * const verify = createJwtVerifier(config.auth.jwt);
@@ -63,7 +79,10 @@ export function createJwtVerifier(config: JwtConfig, options: JwtVerifierOptions
     ...(config.issuer === undefined ? {} : { issuer: config.issuer }),
     requiredClaims: ['exp'],
   };
+  const cache = new VerdictCache<JwtAccepted>({ max: options.cacheSize ?? 4096, now: () => (options.now ? options.now().getTime() : Date.now()) });
   return async (token) => {
+    const known = cache.get(token);
+    if (known) return known;
     let payload: JWTPayload;
     try {
       const now = options.now?.();
@@ -77,7 +96,16 @@ export function createJwtVerifier(config: JwtConfig, options: JwtVerifierOptions
     if (typeof principal !== 'string' || principal === '') return { ok: false, code: 'ERR_PRINCIPAL_CLAIM', claim: config.principalClaim };
     const roles = rolesOf(payload[config.rolesClaim]);
     if (roles === undefined) return { ok: false, code: 'ERR_ROLES_CLAIM', claim: config.rolesClaim };
-    return { ok: true, principal, roles };
+    const subject = typeof payload.sub === 'string' && payload.sub !== '' ? payload.sub : principal;
+    const accepted: JwtAccepted = {
+      ok: true,
+      principal,
+      roles: Object.freeze(roles),
+      binding: `jwt:${JSON.stringify([payload.iss ?? '', subject])}`,
+      expiresAt: payload.exp! * 1000, // required, and checked by jwtVerify
+    };
+    cache.set(token, accepted, accepted.expiresAt);
+    return accepted;
   };
 }
 

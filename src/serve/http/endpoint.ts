@@ -5,12 +5,15 @@ import type { AddressInfo } from 'node:net';
 import { createMcpHandler, type AuthInfo } from '@modelcontextprotocol/server';
 import type { Caller } from '../../access/caller.js';
 import type { AuthConfig, HttpConfig } from '../../config/schema.js';
-import { createAuthenticator, wwwAuthenticate, type AuthResult, type Authenticator } from '../auth/authenticator.js';
+import { createAuthenticator, wwwAuthenticate, type AuthResult, type AuthSuccess, type Authenticator } from '../auth/authenticator.js';
+import { ANONYMOUS } from '../auth/credential.js';
 import { protectedResourceMetadata, protectedResourceMetadataPaths } from '../auth/protected-resource.js';
 import { createOriginHostCheck, type OriginHostCheck } from '../origin-host.js';
 import type { Logger } from '../../logger.js';
 import type { DownstreamSession, Proxy } from '../../proxy.js';
+import { authInfoFor, callerOf } from '../request-caller.js';
 import { readBody } from './body.js';
+import { LiveIdentities, type Held } from './live-identities.js';
 import { serveListen, type OpenListen } from './listen-stream.js';
 import { isModernRequest } from './request-era.js';
 import { HttpSessionTransport } from './session-transport.js';
@@ -27,7 +30,7 @@ export interface HttpEndpointOptions {
   logger: Logger;
   /** Absent: every request is the principal `anonymous` (allowed on loopback only; the CLI checks). */
   auth?: AuthConfig | undefined;
-  /** Injected into the JWT verifier (tests): the clock its `exp`/`nbf` checks use. */
+  /** Injected into the JWT verifier (tests): the clock its `exp`/`nbf` checks, and the closing of streams at `exp`, use. */
   now?: () => Date;
   /** Bound on unsent output per listen stream. */
   maxQueuedBytes: number;
@@ -45,18 +48,32 @@ export interface HttpEndpoint extends AsyncDisposable {
   readonly sessions: number;
   /** Requests and GET streams of those sessions in progress (a session with one open is not idle). */
   readonly openStreams: number;
-  /** Expires sessions idle for `sessionIdleMs` (on the clock); returns how many. */
+  /**
+   * Expires sessions idle for `sessionIdleMs` (on the clock), and closes sessions and listens whose
+   * JWT has expired (on the JWT clock; a timer does that too); returns how many idle ones.
+   */
   sweep(): number;
-  /** Replaces the authentication (a reload); sessions stay bound to the principals that made them. */
-  reloadAuth(auth: AuthConfig | undefined): void;
+  /**
+   * Replaces the authentication (a reload). Every open session, listen and request is resolved
+   * again against it at once (static tokens; JWTs too when the `jwt` block changed, the promise
+   * resolving once those are done): one whose credential is gone or now names another binding is
+   * closed (sessions, listens) or denied (requests in flight); the others act for their identity as
+   * now resolved. Answers in flight are decided again before they leave.
+   */
+  reloadAuth(auth: AuthConfig | undefined): Promise<void>;
   /** Stops accepting, ends listens and sessions (their subscriptions are released). Idempotent. */
   close(): Promise<void>;
 }
 
-/** One 2025-11-25 session, bound to the principal that created it. */
+/** One 2025-11-25 session, bound to the credential kind and identity that created it. */
 interface LegacySession {
   id: string;
+  /** Who the session acts for now (its latest credential, as last resolved). */
   principal: string;
+  /** What the session is bound to (see `Credential.binding`): a request with another gets the unknown-session answer. */
+  binding: string;
+  /** The session's current credential: refreshed by each request, resolved again on reload. */
+  held: Held;
   transport: HttpSessionTransport;
   downstream: DownstreamSession;
   lastActive: number;
@@ -97,14 +114,15 @@ export function createHttpEndpoint(options: HttpEndpointOptions): HttpEndpoint {
   const clock = options.clock ?? Date;
   const sessions = new Map<string, LegacySession>();
   const listens = new Set<OpenListen>();
-  const callers = new WeakMap<AuthInfo, Caller>();
+  const jwtNow = options.now ? () => options.now!().getTime() : () => Date.now();
+  const identities = new LiveIdentities({ now: jwtNow });
   let requests = 0;
   let closing: Promise<void> | undefined;
   let base = '';
 
   const modern = createMcpHandler(
     (ctx) => {
-      const caller = ctx.authInfo && callers.get(ctx.authInfo);
+      const caller = callerOf(ctx.authInfo);
       if (!caller) throw new Error('unauthenticated request reached the MCP handler');
       return proxy.statelessServer('modern', caller);
     },
@@ -178,12 +196,31 @@ export function createHttpEndpoint(options: HttpEndpointOptions): HttpEndpoint {
   }
 
   async function authenticate(req: IncomingMessage): Promise<AuthResult> {
-    if (!authenticator) return { ok: true, principal: 'anonymous', roles: [] };
+    if (!authenticator) return { ok: true, ...ANONYMOUS.identity, credential: ANONYMOUS };
     return authenticator.authenticate(req.headersDistinct.authorization); // duplicates are refused there
   }
 
-  async function serveModern(req: IncomingMessage, res: ServerResponse, body: unknown, who: Extract<AuthResult, { ok: true }>) {
-    const caller: Caller = { principal: who.principal, roles: who.roles, session: `r${++requests}`, transport: 'http' };
+  /**
+   * The caller of one request, from its own credential; kept current while the request is in
+   * flight (a reload that changes or removes its credential changes or revokes it, and the gate
+   * decides its answer again).
+   */
+  function requestCaller(who: AuthSuccess, session: string, res: ServerResponse): Caller {
+    const caller = { principal: who.principal, roles: who.roles, session, transport: 'http' as const, revoked: false };
+    const held = identities.hold(
+      who.credential,
+      {
+        refresh: (c) => Object.assign(caller, c.identity),
+        revoke: () => void (caller.revoked = true),
+      },
+      { expires: false },
+    );
+    res.once('close', () => held.release());
+    return caller;
+  }
+
+  async function serveModern(req: IncomingMessage, res: ServerResponse, body: unknown, who: AuthSuccess) {
+    const caller = requestCaller(who, `r${++requests}`, res);
     const message = (typeof body === 'object' && body !== null ? body : {}) as { id?: string | number; method?: string; params?: { notifications?: unknown } };
     if (message.method === 'subscriptions/listen' && (typeof message.id === 'string' || typeof message.id === 'number')) {
       if (listens.size >= config.maxSessions) {
@@ -191,29 +228,47 @@ export function createHttpEndpoint(options: HttpEndpointOptions): HttpEndpoint {
         return json(res, 503, rpcError(-32000, 'Too many open listens'), { 'retry-after': '1' });
       }
       logger.debug({ principal: caller.principal, session: caller.session }, 'http: listen');
-      const identity = { principal: caller.principal, roles: caller.roles, transport: 'http' as const };
-      const listen = await serveListen(res, message as { id: string | number }, {
-        openSession: (o) => proxy.openSession({ ...o, caller: identity, id: caller.session }),
+      // The listen acts for its credential as resolved now: refreshed or closed by a reload, closed at its expiry.
+      let downstream: DownstreamSession | undefined;
+      let listen: OpenListen | undefined;
+      let revoked = false;
+      const held = identities.hold(who.credential, {
+        refresh: (c) => downstream?.setIdentity({ ...c.identity, transport: 'http' }),
+        revoke: (why) => {
+          revoked = true;
+          downstream?.setIdentity({ ...who.credential.identity, transport: 'http', revoked: true });
+          logger.info({ session: caller.session, principal: caller.principal, why: `credential ${why}` }, 'http: listen closed');
+          listen?.close();
+        },
+      });
+      res.once('close', () => held.release());
+      listen = await serveListen(res, message as { id: string | number }, {
+        openSession: (o) => (downstream = proxy.openSession({ ...o, caller: { ...held.credential.identity, transport: 'http', ...(revoked ? { revoked } : {}) }, id: caller.session })),
         accept: (s, uri) => proxy.gate.listen(s.caller, s.session, uri),
         maxQueuedBytes: options.maxQueuedBytes,
         keepAliveMs: KEEP_ALIVE_MS,
       });
+      if (revoked) return listen.close();
       listens.add(listen);
-      res.once('close', () => listens.delete(listen));
+      const opened = listen;
+      res.once('close', () => listens.delete(opened));
       return;
     }
-    const authInfo: AuthInfo = { token: '', clientId: caller.principal, scopes: [...caller.roles] };
-    callers.set(authInfo, caller);
-    (req as IncomingMessage & { auth?: AuthInfo }).auth = authInfo;
+    (req as IncomingMessage & { auth?: AuthInfo }).auth = authInfoFor(caller);
     await (await modernHandler())(req, res, body);
   }
 
-  async function serveLegacy(req: IncomingMessage, res: ServerResponse, body: unknown, who: Extract<AuthResult, { ok: true }>) {
+  async function serveLegacy(req: IncomingMessage, res: ServerResponse, body: unknown, who: AuthSuccess) {
     const id = header(req, 'mcp-session-id');
     if (id !== undefined) {
       const session = sessions.get(id);
-      if (!session || session.principal !== who.principal) return json(res, 404, NO_SESSION);
-      return withSession(session, req, res, body);
+      // Another credential kind or identity than the one that opened it: the session does not exist.
+      if (!session || session.binding !== who.credential.binding) return json(res, 404, NO_SESSION);
+      // The same holder with a newer credential: standing deliveries follow it from now on.
+      session.held.update(who.credential);
+      session.principal = who.principal;
+      session.downstream.setIdentity({ ...who.credential.identity, transport: 'http' });
+      return withSession(session, req, res, body, who);
     }
     if (req.method !== 'POST' || !isInitialize(body)) {
       return json(res, 400, rpcError(-32000, 'Bad Request: Mcp-Session-Id header is required'));
@@ -229,27 +284,47 @@ export function createHttpEndpoint(options: HttpEndpointOptions): HttpEndpoint {
       keepAliveMs: KEEP_ALIVE_MS,
       onClosed: () => end(sessionId, 'closed'),
     });
-    const session: LegacySession = { id: sessionId, principal: who.principal, transport, downstream, lastActive: clock.now(), busy: 0 };
+    const held = identities.hold(who.credential, {
+      refresh: (c) => {
+        downstream.setIdentity({ ...c.identity, transport: 'http' });
+        const s = sessions.get(sessionId);
+        if (s) s.principal = c.identity.principal;
+      },
+      revoke: (why) => end(sessionId, `credential ${why}`),
+    });
+    const session: LegacySession = {
+      id: sessionId,
+      principal: who.principal,
+      binding: who.credential.binding,
+      held,
+      transport,
+      downstream,
+      lastActive: clock.now(),
+      busy: 0,
+    };
     sessions.set(sessionId, session);
     logger.info({ session: sessionId, principal: who.principal }, 'http: session opened');
     await downstream.createServer('legacy').connect(transport);
-    withSession(session, req, res, body);
+    withSession(session, req, res, body, who);
   }
 
-  function withSession(session: LegacySession, req: IncomingMessage, res: ServerResponse, body: unknown): void {
+  function withSession(session: LegacySession, req: IncomingMessage, res: ServerResponse, body: unknown, who: AuthSuccess): void {
     session.busy++;
     session.lastActive = clock.now();
     res.once('close', () => {
       session.busy--;
       session.lastActive = clock.now();
     });
-    session.transport.handle(req, res, body);
+    // Each request acts for its own credential, whatever the session's other requests carry.
+    const extra = req.method === 'POST' ? { authInfo: authInfoFor(requestCaller(who, session.id, res)) } : undefined;
+    session.transport.handle(req, res, body, extra);
   }
 
   function end(id: string, why: string): void {
     const session = sessions.get(id);
     if (!session) return;
     sessions.delete(id);
+    session.held.release();
     session.downstream.close();
     void session.transport.close(); // idempotent: a no-op when the transport is what ended it
     logger.info({ session: id, principal: session.principal, why }, 'http: session closed');
@@ -292,8 +367,11 @@ export function createHttpEndpoint(options: HttpEndpointOptions): HttpEndpoint {
       return sessions.size;
     },
     reloadAuth(auth) {
-      authenticator = makeAuthenticator(auth);
+      const jwtChanged = JSON.stringify(authConfig?.jwt) !== JSON.stringify(auth?.jwt);
+      authenticator = makeAuthenticator(auth); // a new JWT verifier: its verification cache starts empty
       authConfig = auth;
+      proxy.gate.revise(); // answers in flight are decided again for who their callers are now
+      return identities.recheck(authenticator, jwtChanged);
     },
     get openStreams() {
       let n = 0;
@@ -301,6 +379,7 @@ export function createHttpEndpoint(options: HttpEndpointOptions): HttpEndpoint {
       return n;
     },
     sweep() {
+      identities.expire();
       const now = clock.now();
       let n = 0;
       for (const s of [...sessions.values()]) {
@@ -314,6 +393,7 @@ export function createHttpEndpoint(options: HttpEndpointOptions): HttpEndpoint {
     close() {
       closing ??= (async () => {
         clearInterval(sweeper);
+        identities.close();
         const stopped = new Promise<void>((resolve) => server.close(() => resolve()));
         for (const l of [...listens]) l.close();
         for (const id of [...sessions.keys()]) end(id, 'shutdown');

@@ -1,6 +1,6 @@
 // One 2025-11-25 Streamable HTTP session as an SDK Transport, written straight onto Node's responses: JSON answers, one GET stream.
 import type { IncomingMessage, ServerResponse } from 'node:http';
-import { SUPPORTED_PROTOCOL_VERSIONS, type JSONRPCMessage, type Transport } from '@modelcontextprotocol/server';
+import { SUPPORTED_PROTOCOL_VERSIONS, type JSONRPCMessage, type MessageExtraInfo, type Transport } from '@modelcontextprotocol/server';
 
 type Id = string | number;
 
@@ -48,8 +48,11 @@ export class HttpSessionTransport implements Transport {
 
   async start(): Promise<void> {}
 
-  /** Serves one HTTP request of this session (`body` already read and parsed for POST). */
-  handle(req: IncomingMessage, res: ServerResponse, body: unknown): void {
+  /**
+   * Serves one HTTP request of this session (`body` already read and parsed for POST); `extra`
+   * (e.g. the request's own `authInfo`) goes with the message to the Server.
+   */
+  handle(req: IncomingMessage, res: ServerResponse, body: unknown, extra?: MessageExtraInfo): void {
     if (this.closed) return json(res, 404, rpcError(-32001, 'Session not found'), {});
     const version = req.headers['mcp-protocol-version'];
     if (typeof version === 'string' && !SUPPORTED_PROTOCOL_VERSIONS.includes(version)) {
@@ -57,7 +60,7 @@ export class HttpSessionTransport implements Transport {
     }
     switch (req.method) {
       case 'POST':
-        return this.post(req, res, body);
+        return this.post(req, res, body, extra);
       case 'GET':
         return this.get(req, res);
       case 'DELETE':
@@ -100,7 +103,7 @@ export class HttpSessionTransport implements Transport {
     this.onclose?.();
   }
 
-  private post(req: IncomingMessage, res: ServerResponse, body: unknown): void {
+  private post(req: IncomingMessage, res: ServerResponse, body: unknown, extra?: MessageExtraInfo): void {
     const accept = req.headers.accept ?? '';
     if (!accept.includes('application/json') || !accept.includes('text/event-stream')) {
       return json(res, 406, rpcError(-32000, 'Not Acceptable: Client must accept both application/json and text/event-stream'), this.idHeader);
@@ -116,7 +119,7 @@ export class HttpSessionTransport implements Transport {
     const isRequest = typeof m.method === 'string' && (typeof id === 'string' || typeof id === 'number');
     if (!isRequest) {
       res.writeHead(202, this.idHeader).end();
-      this.onmessage?.(body as JSONRPCMessage);
+      this.onmessage?.(body as JSONRPCMessage, extra);
       return;
     }
     this.pending.set(id, res);
@@ -126,7 +129,7 @@ export class HttpSessionTransport implements Transport {
       this.pending.delete(id);
       this.onmessage?.({ jsonrpc: '2.0', method: 'notifications/cancelled', params: { requestId: id, reason: 'client disconnected' } } as JSONRPCMessage);
     });
-    this.onmessage?.(body as JSONRPCMessage);
+    this.onmessage?.(body as JSONRPCMessage, extra);
   }
 
   private get(req: IncomingMessage, res: ServerResponse): void {
