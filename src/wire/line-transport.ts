@@ -4,7 +4,7 @@ import type { Transport, JSONRPCMessage } from '@modelcontextprotocol/server';
 import { JsonRpc } from '../errors.js';
 import { readableId, type ReadableId } from './envelope.js';
 import { DEFAULT_MAX_DEPTH, exceedsDepth } from './json-depth.js';
-import { numericIdLexeme, RequestIds } from './raw-id.js';
+import { numericIdLexeme, RequestIds, spelledId } from './raw-id.js';
 
 /** Why a line was not passed on as a message (`duplicate-id`: a request whose id is already in flight). */
 export type RefusalReason = 'parse-error' | 'too-large' | 'too-deep' | 'duplicate-id';
@@ -323,7 +323,7 @@ export class LineTransport implements Transport {
       if ('id' in m && !this.requestIds.admit(m.id, line)) {
         // Always answered as text: an answer through send() would settle the first request's id.
         const id = readableId(m.id);
-        return this.refuse({ reason: 'duplicate-id', id, idText: idText(id, line).idText ?? JSON.stringify(id) });
+        return this.refuse({ reason: 'duplicate-id', id, idText: spelledId(id, line) });
       }
       if (m.method === 'notifications/cancelled') this.requestIds.release(m.params?.requestId);
     }

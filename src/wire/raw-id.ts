@@ -129,11 +129,17 @@ export class RequestIds {
     return lexeme === undefined ? JSON.stringify(message) : withRawId(message, lexeme);
   }
 
-  /** The raw spelling of an id in flight (without releasing it), or the id's JSON text. */
-  spelling(id: ReadableId): string {
-    if (id === null) return 'null';
-    return this.open.get(id) ?? JSON.stringify(id);
-  }
+}
+
+/**
+ * The JSON text to answer `id` with: a number as `text` (the message it came in) spells it, a
+ * string as JSON, null as `null`.
+ *
+ * @example spelledId(100, '{"id":1e2}') // '1e2'
+ */
+export function spelledId(id: ReadableId, text: string): string {
+  if (typeof id === 'number') return numericIdLexeme(text) ?? String(id);
+  return JSON.stringify(id);
 }
 
 /** `message` as JSON with its `id` written as `lexeme` (a JSON number as sent), first. */
