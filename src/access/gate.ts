@@ -9,7 +9,7 @@ import { NAMESPACE_DELIMITER, type UriCodec } from '../federation/uri.js';
 import type { CompleteResultT, ReadResultT } from '../protocol.js';
 import { noopAuditLog, type AuditEntry, type AuditLog, type AuditOutcome } from './audit-log.js';
 import type { Caller } from './caller.js';
-import type { Policy, PolicyAction, PolicyDecision } from './policy.js';
+import type { Policy, PolicyAction, PolicyDecision, PolicySubject } from './policy.js';
 import type { RateLimiter } from './rate-limiter.js';
 import { expandKnown } from './template-expand.js';
 
@@ -63,6 +63,11 @@ export class AccessGate {
     this.rules = rules;
   }
 
+  /** Whether `caller` may know that upstream `server` exists (see `Policy.visibleServer`). */
+  visibleServer(caller: PolicySubject, server: string): boolean {
+    return this.rules.policy.visibleServer(caller, server);
+  }
+
   /** Whether a policy is in force (else everything is allowed, and only audited). */
   get enforced(): boolean {
     return this.rules.policy.enforced;
@@ -90,7 +95,7 @@ export class AccessGate {
         }
       : undefined;
     return this.audited(caller, method, undefined, trace, () => PER_ITEM, async () =>
-      this.scoped(await this.options.resources.list(kind, cursor, signal, { ...(filter ? { filter } : {}), binding: caller.principal }, trace)),
+      this.scoped(await this.options.resources.list(kind, cursor, signal, { ...(filter ? { filter, visible: (server: string) => policy.visibleServer(caller, server) } : {}), binding: caller.principal }, trace)),
     );
   }
 
