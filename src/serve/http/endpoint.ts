@@ -13,6 +13,7 @@ import type { Logger } from '../../logger.js';
 import type { DownstreamSession, Proxy } from '../../proxy.js';
 import { readBody } from './body.js';
 import { isJsonContentType } from './content-type.js';
+import { echoIdAsSent } from './echo-id.js';
 import { DEFAULT_MAX_DEPTH, exceedsDepth } from '../../wire/json-depth.js';
 import { readableId } from '../../wire/envelope.js';
 import { errorText, spelledId } from '../../wire/raw-id.js';
@@ -210,7 +211,7 @@ export function createHttpEndpoint(options: HttpEndpointOptions): HttpEndpoint {
       }
     }
     const protocolHeader = header(req, 'mcp-protocol-version');
-    if (isModernRequest(req.method, protocolHeader, body)) return serveModern(req, res, body, who);
+    if (isModernRequest(req.method, protocolHeader, body)) return serveModern(req, res, body, who, text);
     return serveLegacy(req, res, body, who, text);
   }
 
@@ -219,9 +220,14 @@ export function createHttpEndpoint(options: HttpEndpointOptions): HttpEndpoint {
     return authenticator.authenticate(req.headersDistinct.authorization); // duplicates are refused there
   }
 
-  async function serveModern(req: IncomingMessage, res: ServerResponse, body: unknown, who: Extract<AuthResult, { ok: true }>) {
+  async function serveModern(req: IncomingMessage, res: ServerResponse, body: unknown, who: Extract<AuthResult, { ok: true }>, text: string) {
     const caller: Caller = { principal: who.principal, roles: who.roles, session: `r${++requests}`, transport: 'http' };
     const message = (typeof body === 'object' && body !== null ? body : {}) as { id?: string | number; method?: string; params?: { notifications?: unknown } };
+    // A numeric id written otherwise than JSON.stringify would (`1e2`) is echoed as sent.
+    if (typeof message.id === 'number') {
+      const spelled = spelledId(message.id, text);
+      if (spelled !== String(message.id)) echoIdAsSent(res, message.id, spelled);
+    }
     if (message.method === 'subscriptions/listen' && (typeof message.id === 'string' || typeof message.id === 'number')) {
       if (listens.size >= config.maxSessions) {
         logger.warn({ limit: config.maxSessions }, 'http: listen refused: maxSessions open listens');
