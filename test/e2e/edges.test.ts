@@ -194,6 +194,15 @@ describe('HTTP edges', () => {
     const now = await g.post(modern('resources/read', '6', { uri: 'x', deep: JSON.parse(nested(2_000)) as unknown }), TOKENS.alice, { 'mcp-protocol-version': '2026-07-28' });
     expect(now.status).toBe(400);
     expect(JSON.parse(now.text)).toMatchObject({ id: 6, error: { code: -32600 } });
+    // Size: http.maxBodyBytes (1 MiB here) in both eras, 413 with -32600.
+    const big = 'x'.repeat(1 << 20);
+    for (const res of [
+      await g.post(`{"jsonrpc":"2.0","id":10,"method":"ping","params":{"pad":"${big}"}}`, TOKENS.alice, { 'mcp-session-id': sid }),
+      await g.post(modern('resources/list', '11', { pad: big }), TOKENS.alice, { 'mcp-protocol-version': '2026-07-28' }),
+    ]) {
+      expect(res.status).toBe(413);
+      expect(JSON.parse(res.text)).toMatchObject({ error: { code: -32600 } });
+    }
     // The session still serves.
     expect((await g.post('{"jsonrpc":"2.0","id":7,"method":"ping"}', TOKENS.alice, { 'mcp-session-id': sid })).status).toBe(200);
   });
@@ -229,6 +238,19 @@ describe('HTTP edges', () => {
     expect(answered.result.contents[0]?.uri).toBe('fx+fixture://res/0');
     // Once answered, the id is free again.
     expect(JSON.parse((await g.post('{"jsonrpc":"2.0","id":9,"method":"ping"}', TOKENS.alice, h)).text)).toMatchObject({ id: 9, result: {} });
+  });
+
+  it('2026 over HTTP: numeric ids are echoed as sent, 1e400 gets -32600 with id null', async () => {
+    const h = { 'mcp-protocol-version': '2026-07-28', 'mcp-method': 'resources/list' };
+    for (const id of ['1e2', '-0', '1.50']) {
+      const res = await g.post(modern('resources/list', id), TOKENS.alice, h);
+      expect(res.text, id).toMatch(new RegExp(`^\\{"id":${id.replace('.', '\\.')},`));
+      expect(res.headers['content-length']).toBeUndefined();
+    }
+    const ok = JSON.parse((await g.post(modern('resources/list', '1e2'), TOKENS.alice, h)).text) as { result: { resources: unknown[] } };
+    expect(ok.result.resources.length).toBeGreaterThan(0);
+    const inf = await g.post(modern('resources/list', '1e400'), TOKENS.alice, h);
+    expect(JSON.parse(inf.text)).toMatchObject({ id: null, error: { code: -32600 } });
   });
 
   it('failed logins are logged at warn with the reason, never the token', async () => {
