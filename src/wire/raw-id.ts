@@ -20,6 +20,26 @@ const NUMBER = /-?\d+(?:\.\d+)?(?:[eE][+-]?\d+)?/y;
  * @example numericIdLexeme('{"jsonrpc":"2.0","id":1e2,"method":"ping"}') // '1e2'
  */
 export function numericIdLexeme(text: string): string | undefined {
+  // Fast path, native searches only: when `"id"` occurs once and no key can be spelled with a
+  // `\u` escape, that occurrence is the top-level key (quotes inside strings are escaped, so the
+  // only other way to see `"id"` is a string ending in an escaped quote, which makes two).
+  const at = text.indexOf('"id"');
+  if (at !== -1 && text.indexOf('"id"', at + 4) === -1 && text.indexOf('\\u') === -1) return valueAt(text, at + 4);
+  return scanTopLevel(text);
+}
+
+/** The number lexeme after the `:` that follows position `i`, or undefined. */
+function valueAt(text: string, i: number): string | undefined {
+  while (i < text.length && isSpace(text.charCodeAt(i))) i++;
+  if (text.charCodeAt(i) !== COLON) return undefined;
+  i++;
+  while (i < text.length && isSpace(text.charCodeAt(i))) i++;
+  NUMBER.lastIndex = i;
+  return NUMBER.exec(text)?.[0];
+}
+
+/** {@link numericIdLexeme} by walking the top level, for texts the fast path cannot decide. */
+function scanTopLevel(text: string): string | undefined {
   const n = text.length;
   let depth = 0;
   let found: string | undefined;

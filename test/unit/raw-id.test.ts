@@ -11,9 +11,10 @@ describe('numericIdLexeme', () => {
     ['{"\\u0069d":1.0}', '1.0'],
     ['{"id":1,"id":2e0}', '2e0'],
     ['{"id":"7"}', undefined],
-    ['{"params":{"id":5}}', undefined],
-    ['{"x":"id","y":3}', undefined],
-  ])('%s -> %s', (text, lexeme) => {
+    ['{"params":{"id":5},"id":6}', '6'],
+    ['{"a":"x\\"id","id":1.0}', '1.0'],
+    ['{"id" :\n 3E1}', '3E1'],
+  ])('%s -> %s (a message whose parsed id is a number)', (text, lexeme) => {
     expect(numericIdLexeme(text)).toBe(lexeme);
   });
 });
