@@ -9,7 +9,7 @@ import { NAMESPACE_DELIMITER, type UriCodec } from '../federation/uri.js';
 import type { CompleteResultT, ReadResultT } from '../protocol.js';
 import { noopAuditLog, type AuditEntry, type AuditLog, type AuditOutcome } from './audit-log.js';
 import type { Caller } from './caller.js';
-import { POLICY_OUTCOMES, type Policy, type PolicyAction, type PolicyDecision } from './policy.js';
+import { POLICY_OUTCOMES, type Policy, type PolicyAction, type PolicyDecision, type PolicySubject } from './policy.js';
 import type { RateLimiter } from './rate-limiter.js';
 import { expandKnown } from './template-expand.js';
 
@@ -88,6 +88,11 @@ export class AccessGate {
     this.generation++;
   }
 
+  /** Whether `caller` may know that upstream `server` exists (see `Policy.visibleServer`). */
+  visibleServer(caller: PolicySubject, server: string): boolean {
+    return this.rules.policy.visibleServer(caller, server);
+  }
+
   /** Whether a policy is in force (else everything is allowed, and only audited). */
   get enforced(): boolean {
     return this.rules.policy.enforced;
@@ -114,13 +119,14 @@ export class AccessGate {
           return d.allow;
         }
       : undefined;
+    const audience = { ...(filter ? { filter, visible: (server: string) => policy.visibleServer(caller, server) } : {}), binding: caller.principal };
     return this.audited(
       caller,
       method,
       undefined,
       trace,
       () => PER_ITEM,
-      async () => this.scoped(await this.options.resources.list(kind, cursor, signal, { ...(filter ? { filter } : {}), binding: caller.principal }, trace)),
+      async () => this.scoped(await this.options.resources.list(kind, cursor, signal, audience, trace)),
       { again: (result) => this.refiltered(caller, kind, result) },
     );
   }

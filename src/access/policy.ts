@@ -2,7 +2,7 @@
 import type { Caller } from './caller.js';
 import { normalizeUri, normalizeUriPrefix } from './normalize-uri.js';
 import { compileResourcePattern, withoutQuery, type ResourcePattern } from './resource-pattern.js';
-import { POLICY_OUTCOMES, type PolicyAction, type PolicyConfig, type PolicyRuleConfig } from '../config/schema.js';
+import { POLICY_ACTIONS, POLICY_OUTCOMES, type PolicyAction, type PolicyConfig, type PolicyRuleConfig } from '../config/schema.js';
 
 export { POLICY_ACTIONS, POLICY_OUTCOMES, type PolicyAction } from '../config/schema.js';
 
@@ -51,6 +51,16 @@ export interface Policy {
    * decisions, for the many URIs of one listing.
    */
   decider(caller: PolicySubject, action: PolicyAction, server: string): (uri: string) => PolicyDecision;
+  /**
+   * Whether `caller` may know that `server` exists (its name in `/readyz`, in a list's `_meta`):
+   * true when the policy could allow it some action on some URI of that server. For each action, a
+   * deny rule about it with no `resources` (or a pattern of `**` for any server or this one) rules
+   * the action out; otherwise an allow rule about it whose resources (if any) include a pattern for
+   * this server or for any server counts, and so does a `default: allow`. Pure.
+   *
+   * @example policy.visibleServer({ principal: 'bob', roles: [] }, 'secrets') // false when no rule lets bob near it
+   */
+  visibleServer(caller: PolicySubject, server: string): boolean;
 }
 
 interface CompiledRule {
@@ -76,7 +86,13 @@ const DENY_ERROR: PolicyDecision = Object.freeze({ allow: false, rule: POLICY_OU
  */
 export function compilePolicy(config: PolicyConfig | undefined, serverIds: ReadonlySet<string>): Policy {
   if (config === undefined) {
-    return { enforced: false, decide: () => ALLOW_UNENFORCED, decideTemplate: () => ALLOW_UNENFORCED, decider: () => () => ALLOW_UNENFORCED };
+    return {
+      enforced: false,
+      decide: () => ALLOW_UNENFORCED,
+      decideTemplate: () => ALLOW_UNENFORCED,
+      decider: () => () => ALLOW_UNENFORCED,
+      visibleServer: () => true,
+    };
   }
   const compile = (rule: PolicyRuleConfig): CompiledRule => ({
     id: rule.id,
@@ -139,8 +155,24 @@ export function compilePolicy(config: PolicyConfig | undefined, serverIds: Reado
     }
   };
 
+  /** True when `rule` has no `resources` or one for `server` (or any server) that `which` accepts. */
+  const reaches = (rule: CompiledRule, server: string, which: (p: ResourcePattern) => boolean) =>
+    !rule.resources || rule.resources.some((p) => (p.server === undefined || p.server === server) && which(p));
+  const visibleServer = (caller: PolicySubject, server: string): boolean => {
+    try {
+      return POLICY_ACTIONS.some((action) => {
+        const { denying, allowing } = about(caller, action, server);
+        if (denying.some((rule) => reaches(rule, server, isEverything))) return false;
+        return fallback.allow || allowing.some((rule) => reaches(rule, server, () => true));
+      });
+    } catch {
+      return false;
+    }
+  };
+
   return {
     enforced: true,
+    visibleServer,
     decide,
     decider(caller, action, server) {
       try {
@@ -169,6 +201,11 @@ export function compilePolicy(config: PolicyConfig | undefined, serverIds: Reado
       }
     },
   };
+}
+
+/** True for a pattern that matches every URI (`**`, optionally namespaced). */
+function isEverything(pattern: ResourcePattern): boolean {
+  return pattern.glob.matchesEveryWithPrefix('');
 }
 
 /** True when every match field of `rule` other than `resources` admits the request. */

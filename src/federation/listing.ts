@@ -30,6 +30,8 @@ export interface ListAudience {
   filter?: (server: string, item: Record<string, unknown>) => boolean;
   /** What cursors are sealed for (e.g. the principal): another audience cannot resume them. Default: ''. */
   binding?: string;
+  /** Whether the audience may hear of `server` (named in `_meta` when it is incomplete). Default: all. */
+  visible?: (server: string) => boolean;
 }
 
 /** One downstream page. */
@@ -108,6 +110,7 @@ export class Lister {
     let filtered = 0;
     const items: Record<string, unknown>[] = [];
     const incomplete: IncompleteUpstream[] = [];
+    let hiddenIncomplete = false;
     let nextCursor: string | undefined;
     let hint: CacheHint = { ttlMs: Infinity, scope: wasPrivate ? 'private' : 'public' };
     // One scope for every page of a list: the first page is private when any upstream's first page
@@ -118,7 +121,7 @@ export class Lister {
       if (scopes.includes('private')) hint = { ttlMs: hint.ttlMs, scope: 'private' };
     };
     const done = (): ListPage => {
-      if (incomplete.length > 0 || hint.ttlMs === Infinity) hint = { ttlMs: 0, scope: hint.scope };
+      if (incomplete.length > 0 || hiddenIncomplete || hint.ttlMs === Infinity) hint = { ttlMs: 0, scope: hint.scope };
       return { items, filtered, incomplete, hint, ...(nextCursor === undefined ? {} : { nextCursor }) };
     };
     const isPrivate = () => hint.scope === 'private';
@@ -145,7 +148,11 @@ export class Lister {
           }
         }
         if (signal?.aborted) break;
-        if (walker.endedBy) incomplete.push({ server: walker.upstream.id, reason: walker.endedBy });
+        if (walker.endedBy) {
+          // A server the audience may not see is not named; the page is still not cacheable.
+          if (audience.visible?.(walker.upstream.id) ?? true) incomplete.push({ server: walker.upstream.id, reason: walker.endedBy });
+          else hiddenIncomplete = true;
+        }
         if (items.length >= this.limits.maxItemsPerPage && k + 1 < walkers.length) {
           await settleScope();
           const next = walkers[k + 1] as PageWalker;

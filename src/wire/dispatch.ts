@@ -4,6 +4,7 @@ import { classify, type ReadableId } from './envelope.js';
 import { JsonRpc, MARK_TOO_DEEP, MARK_TOO_LARGE } from '../errors.js';
 import { InFlightGate } from './in-flight.js';
 import type { Refusal } from './line-transport.js';
+import { errorText } from './raw-id.js';
 
 /** The SDK 2.x Protocol methods this relies on (TypeScript-private, present at run time; pinned by a test). */
 interface ProtocolInternals {
@@ -15,6 +16,8 @@ interface ProtocolInternals {
 /** A transport that may report lines it refused and pause its input (see `LineTransport`). */
 type RefusingTransport = Transport & {
   onrefused?: (refusal: Refusal) => void;
+  /** Sends JSON text as written (an answer echoing an id as the peer spelled it). */
+  sendText?: (text: string) => Promise<void>;
   pauseInput?: () => void;
   resumeInput?: () => void;
 };
@@ -84,7 +87,8 @@ export function installDispatch(protocol: object, transport: RefusingTransport, 
 
   transport.onrefused = (refusal) => {
     const { reason, id, limit } = refusal;
-    if (side === 'server') return refuseOnServer(reply, refusal);
+    // A request (either way) whose id is already in flight: refused, whichever side we are.
+    if (side === 'server' || reason === 'duplicate-id') return refuseOnServer(reply, refusal);
     if (reason === 'parse-error') return report('dropped a line that is not JSON');
     if (isPendingId(id)) {
       return reason === 'too-large'
@@ -149,19 +153,24 @@ export function installServerGuard(
   };
 }
 
-/** Sends an error answer for `id`, never throwing. */
-function replier(transport: Transport) {
-  return (id: ReadableId, code: number, message: string, data?: unknown) =>
-    void transport
-      .send({ jsonrpc: '2.0', id, error: { code, message, ...(data === undefined ? {} : { data }) } } as unknown as JSONRPCMessage)
-      .catch(() => undefined);
+/** Sends an error answer for `id` (written as `idText` when given and the transport can), never throwing. */
+function replier(transport: RefusingTransport) {
+  return (id: ReadableId, code: number, message: string, data?: unknown, idText?: string) =>
+    void (idText !== undefined && transport.sendText
+      ? transport.sendText(errorText(idText, code, message, data))
+      : transport.send({ jsonrpc: '2.0', id, error: { code, message, ...(data === undefined ? {} : { data }) } } as unknown as JSONRPCMessage)
+    ).catch(() => undefined);
 }
 
-/** A line the transport refused, answered as the server: `-32700` not JSON, `-32600` too large or too deep. */
-function refuseOnServer(reply: ReturnType<typeof replier>, { reason, id, limit }: Refusal): void {
+/**
+ * A line the transport refused, answered as the server: `-32700` not JSON, `-32600` too large, too
+ * deep, or a request whose id is already in flight (the first one is still answered).
+ */
+function refuseOnServer(reply: ReturnType<typeof replier>, { reason, id, limit, idText }: Refusal): void {
   if (reason === 'parse-error') return reply(null, JsonRpc.PARSE_ERROR, 'Parse error');
+  if (reason === 'duplicate-id') return reply(id, JsonRpc.INVALID_REQUEST, 'Invalid Request: a request with this id is already in flight', undefined, idText);
   const what = reason === 'too-large' ? `message exceeds ${limit} bytes` : `message nests deeper than ${limit} levels`;
-  reply(id, JsonRpc.INVALID_REQUEST, `Invalid Request: ${what}`, { limit });
+  reply(id, JsonRpc.INVALID_REQUEST, `Invalid Request: ${what}`, { limit }, idText);
 }
 
 /**

@@ -4,9 +4,10 @@ import type { Transport, JSONRPCMessage } from '@modelcontextprotocol/server';
 import { JsonRpc } from '../errors.js';
 import { readableId, type ReadableId } from './envelope.js';
 import { DEFAULT_MAX_DEPTH, exceedsDepth } from './json-depth.js';
+import { numericIdLexeme, RequestIds, spelledId } from './raw-id.js';
 
-/** Why a line was not passed on as a message. */
-export type RefusalReason = 'parse-error' | 'too-large' | 'too-deep';
+/** Why a line was not passed on as a message (`duplicate-id`: a request whose id is already in flight). */
+export type RefusalReason = 'parse-error' | 'too-large' | 'too-deep' | 'duplicate-id';
 
 /** A line the transport refused, with the id it carried when one could be read. */
 export interface Refusal {
@@ -15,6 +16,8 @@ export interface Refusal {
   id: ReadableId;
   /** The bound that was exceeded (bytes or levels). */
   limit?: number;
+  /** The id as the peer spelled it (JSON text), when it was a number written otherwise than `JSON.stringify` would. */
+  idText?: string;
 }
 
 /** What was lost when the output had to be abandoned. */
@@ -95,6 +98,8 @@ export class LineTransport implements Transport {
   private live = 0;
   private readonly keyed = new Map<string, number>();
   private inFlight = 0;
+  /** Ids of requests the peer has in flight, to refuse a second one with the same id and to echo ids as sent. */
+  private readonly requestIds = new RequestIds();
   private flushScheduled = false;
   private waitingForDrain = false;
   private closed = false;
@@ -137,7 +142,13 @@ export class LineTransport implements Transport {
     if (this.closed) return Promise.reject(new Error('Not connected'));
     const text = this.serialise(message);
     if (text === undefined) return RESOLVED;
-    const key = this.options.coalesceKey?.(message);
+    return this.sendText(text, message);
+  }
+
+  /** Sends JSON text written by the caller (an answer whose id must keep the peer's spelling). */
+  sendText(text: string, message?: JSONRPCMessage): Promise<void> {
+    if (this.closed) return Promise.reject(new Error('Not connected'));
+    const key = message && this.options.coalesceKey?.(message);
     if (key !== undefined) {
       const older = this.keyed.get(key);
       if (older !== undefined) this.drop(older);
@@ -174,7 +185,7 @@ export class LineTransport implements Transport {
   /** JSON text of `message`; a response that cannot be serialised (too deep, a cycle) becomes an error for its id. */
   private serialise(message: JSONRPCMessage): string | undefined {
     try {
-      return JSON.stringify(message);
+      return this.requestIds.serialise(message as { id?: unknown; method?: unknown });
     } catch (err) {
       this.onerror?.(new Error(`cannot serialise an outgoing message: ${(err as Error).message}`));
       const m = message as { id?: unknown; method?: unknown };
@@ -303,9 +314,18 @@ export class LineTransport implements Transport {
     } catch {
       return this.refuse({ reason: 'parse-error', id: null });
     }
+    const m = typeof message === 'object' && message !== null && !Array.isArray(message) ? (message as { id?: unknown; method?: unknown; params?: { requestId?: unknown } }) : undefined;
     if (exceedsDepth(line, this.maxDepth)) {
-      const id = typeof message === 'object' && message !== null ? readableId((message as { id?: unknown }).id) : null;
-      return this.refuse({ reason: 'too-deep', id, limit: this.maxDepth });
+      const id = m ? readableId(m.id) : null;
+      return this.refuse({ reason: 'too-deep', id, limit: this.maxDepth, ...idText(id, line) });
+    }
+    if (m && 'method' in m) {
+      if ('id' in m && !this.requestIds.admit(m.id, line)) {
+        // Always answered as text: an answer through send() would settle the first request's id.
+        const id = readableId(m.id);
+        return this.refuse({ reason: 'duplicate-id', id, idText: spelledId(id, line) });
+      }
+      if (m.method === 'notifications/cancelled') this.requestIds.release(m.params?.requestId);
     }
     this.onmessage?.(message as JSONRPCMessage);
   }
@@ -324,6 +344,13 @@ export class LineTransport implements Transport {
     if (this.closed) return;
     this.abandon({ reason: 'write-error', error: error.message, messages: this.live + this.inFlight, queuedBytes: this.pendingBytes });
   };
+}
+
+/** `{ idText }` when the numeric `id` was spelled otherwise than JSON would write it; else nothing. */
+function idText(id: ReadableId, line: string): { idText?: string } {
+  if (typeof id !== 'number') return {};
+  const lexeme = numericIdLexeme(line);
+  return lexeme === undefined || lexeme === String(id) ? {} : { idText: lexeme };
 }
 
 /** The first {@link HEAD_BYTES} of a line held in pieces. */

@@ -118,9 +118,12 @@ describe('Streamable HTTP endpoint', () => {
     expect(g.log).not.toContain(TOKENS.alice);
   });
 
-  it('healthz and readyz answer without credentials and name no resource', async () => {
+  it('healthz and readyz answer without credentials and name no resource (upstreams only to an authenticated caller)', async () => {
     expect((await fetch(`${g.origin()}/healthz`)).status).toBe(200);
-    const ready = await fetch(`${g.origin()}/readyz`);
+    const anonymous = await fetch(`${g.origin()}/readyz`);
+    expect(anonymous.status).toBe(200);
+    expect(await anonymous.json()).toEqual({ ready: true });
+    const ready = await fetch(`${g.origin()}/readyz`, { headers: { authorization: `Bearer ${TOKENS.alice}` } });
     expect(ready.status).toBe(200);
     const body = await ready.text();
     const parsed = JSON.parse(body) as { ready: boolean; upstreams: { server: string; status: string }[] };

@@ -6,6 +6,7 @@ import { AuthSchema } from '../../src/config/schema.js';
 import { createLogger } from '../../src/logger.js';
 import { MAX_AUTHORIZATION_LENGTH, createAuthenticator, wwwAuthenticate } from '../../src/serve/auth/authenticator.js';
 import { hashToken } from '../../src/serve/auth/static-tokens.js';
+import { AuthFailureLog } from '../../src/serve/auth/failure-log.js';
 
 const NOW = new Date('2030-01-01T00:00:00Z');
 const T = NOW.getTime() / 1000;
@@ -28,8 +29,10 @@ const jwt = (claims: Record<string, unknown> = {}) =>
 function withLog(auth = config) {
   const lines: string[] = [];
   const logger = createLogger({ level: 'debug', destination: { write: (s: string) => void lines.push(s) } });
-  const authenticator = createAuthenticator(auth, { logger, now: () => NOW });
-  return { authenticator, lines, records: () => lines.map((l) => JSON.parse(l) as Record<string, unknown>) };
+  const clock = { ms: 0 };
+  const failures = new AuthFailureLog({ logger, now: () => clock.ms });
+  const authenticator = createAuthenticator(auth, { logger, failures, now: () => NOW });
+  return { authenticator, lines, clock, failures, records: () => lines.map((l) => JSON.parse(l) as Record<string, unknown>) };
 }
 
 describe('authenticate', () => {
@@ -148,17 +151,17 @@ describe('credentials and bindings', () => {
 });
 
 describe('logging', () => {
-  it('says why a token was refused, at debug, without the token or the header', async () => {
+  it('says why a token was refused, at warn, once per reason per interval, without the token or the header', async () => {
     const { authenticator, lines, records } = withLog();
     const expired = await jwt({ exp: T - 1 });
     const unknown = randomBytes(32).toString('base64url');
     await authenticator.authenticate(`Bearer ${expired}`);
     await authenticator.authenticate(`Basic ${unknown}`);
     await authenticator.authenticate([`Bearer ${aliceToken}`, `Bearer ${unknown}`]);
+    // The second ERR_AUTHORIZATION_HEADER falls in the same interval: counted, not logged.
     expect(records().map((r) => [r.level, r.msg, r.auth])).toEqual([
-      [20, 'bearer token refused', { code: 'ERR_JWT_EXPIRED', claim: 'exp' }],
-      [20, 'bearer token refused', { code: 'ERR_AUTHORIZATION_HEADER' }],
-      [20, 'bearer token refused', { code: 'ERR_AUTHORIZATION_HEADER' }],
+      [40, 'bearer token refused', { code: 'ERR_JWT_EXPIRED', claim: 'exp', suppressed: 0 }],
+      [40, 'bearer token refused', { code: 'ERR_AUTHORIZATION_HEADER', suppressed: 0 }],
     ]);
     const text = lines.join('');
     for (const secret of [expired, expired.split('.')[2]!, unknown, aliceToken, SECRET]) expect(text).not.toContain(secret);
@@ -169,8 +172,31 @@ describe('logging', () => {
     const unknown = randomBytes(32).toString('base64url');
     await authenticator.authenticate(`Bearer ${aliceToken}`);
     await authenticator.authenticate(`Bearer ${unknown}`);
-    expect(records().map((r) => r.auth)).toEqual([{ code: 'ERR_UNKNOWN_TOKEN' }]);
+    expect(records().map((r) => r.auth)).toEqual([{ code: 'ERR_UNKNOWN_TOKEN', suppressed: 0 }]);
     expect(lines.join('')).not.toContain(unknown);
+  });
+
+  it('a flood of bad tokens is one line per reason per 10 s, with the suppressed count, and every failure is counted', async () => {
+    const { authenticator, lines, clock, failures, records } = withLog();
+    const tokens = Array.from({ length: 50 }, () => randomBytes(32).toString('base64url'));
+    for (const t of tokens) await authenticator.authenticate(`Bearer ${t}`);
+    await authenticator.authenticate(`Bearer ${await jwt({ exp: T - 1 })}`);
+    expect(records().map((r) => (r.auth as { code: string }).code)).toEqual(['ERR_JWS_INVALID', 'ERR_JWT_EXPIRED']);
+    clock.ms = 9_999;
+    await authenticator.authenticate(`Bearer ${tokens[0]}`);
+    expect(records()).toHaveLength(2);
+    clock.ms = 10_000;
+    await authenticator.authenticate(`Bearer ${tokens[1]}`);
+    expect(records().map((r) => [r.level, r.auth])).toEqual([
+      [40, { code: 'ERR_JWS_INVALID', suppressed: 0 }],
+      [40, { code: 'ERR_JWT_EXPIRED', claim: 'exp', suppressed: 0 }],
+      [40, { code: 'ERR_JWS_INVALID', suppressed: 50 }],
+    ]);
+    expect(failures.counts).toEqual({ total: 53, byReason: { ERR_JWS_INVALID: 52, ERR_JWT_EXPIRED: 1 } });
+    // A request without credentials is not a failed authentication (clients probe before OAuth).
+    await authenticator.authenticate(undefined);
+    expect(failures.counts.total).toBe(53);
+    for (const t of tokens) expect(lines.join('')).not.toContain(t);
   });
 
   it('a JWKS that cannot be fetched is a warning for the operator and invalid for the caller', async () => {
@@ -178,7 +204,7 @@ describe('logging', () => {
     const { privateKey } = await generateKeyPair('ES256');
     const token = await new SignJWT({ sub: 'x', aud: 'mcp', exp: T + 60 }).setProtectedHeader({ alg: 'ES256', kid: 'k' }).sign(privateKey);
     expect(await authenticator.authenticate(`Bearer ${token}`)).toEqual({ ok: false, reason: 'invalid' });
-    expect(records().map((r) => [r.level, r.msg, r.auth])).toEqual([[40, 'JWT key set unavailable: bearer tokens cannot be verified', { code: 'ERR_JWKS_UNAVAILABLE' }]]);
+    expect(records().map((r) => [r.level, r.msg, r.auth])).toEqual([[40, 'JWT key set unavailable: bearer tokens cannot be verified', { code: 'ERR_JWKS_UNAVAILABLE', suppressed: 0 }]]);
   });
 });
 

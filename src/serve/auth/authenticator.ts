@@ -5,6 +5,7 @@ import { Credential } from './credential.js';
 import type { Identity } from './identity.js';
 import { createJwtVerifier, type JwtVerifierOptions } from './jwt.js';
 import { createStaticTokens } from './static-tokens.js';
+import { AuthFailureLog } from './failure-log.js';
 
 /** Why a request was not authenticated: no `Authorization` at all, or one that does not authenticate. */
 export type AuthFailure = 'missing' | 'invalid';
@@ -34,9 +35,11 @@ export interface Authenticator {
   recheck(credential: Credential): AuthResult | Promise<AuthResult>;
 }
 
-/** Dependencies of {@link createAuthenticator}: a logger for refusals (debug; warn when the key set is down), the JWT clock and key set tuning. */
+/** Dependencies of {@link createAuthenticator}: where refusals are counted and logged, the JWT clock and key set tuning. */
 export interface AuthenticatorDeps extends JwtVerifierOptions {
   logger?: Logger;
+  /** Counts refusals and logs them at warn, rate limited. Default: a fresh one on `logger`. */
+  failures?: AuthFailureLog;
 }
 
 /** Longest `Authorization` value considered; a longer one is `invalid` without being hashed or parsed. */
@@ -57,8 +60,9 @@ const BEARER = new RegExp(`^Bearer +(${BEARER_TOKEN_PATTERN.source.slice(1, -1)}
 export function createAuthenticator(auth: AuthConfig, deps: AuthenticatorDeps = {}): Authenticator {
   const staticTokens = createStaticTokens(auth.tokens);
   const jwt = auth.jwt === undefined ? undefined : createJwtVerifier(auth.jwt, deps);
-  const refuse = (details: Record<string, unknown>): AuthResult => {
-    deps.logger?.debug({ auth: details }, 'bearer token refused');
+  const failures = deps.failures ?? new AuthFailureLog({ logger: deps.logger });
+  const refuse = ({ code, ...details }: { code: string } & Record<string, unknown>): AuthResult => {
+    failures.record(code, details);
     return { ok: false, reason: 'invalid' };
   };
   const asStatic = (token: string): AuthResult | undefined => {
@@ -76,7 +80,7 @@ export function createAuthenticator(auth: AuthConfig, deps: AuthenticatorDeps = 
     }
     const { ok: _ok, ...details } = verdict;
     if (verdict.code === 'ERR_JWKS_UNAVAILABLE') {
-      deps.logger?.warn({ auth: details }, 'JWT key set unavailable: bearer tokens cannot be verified');
+      failures.record(verdict.code, {}, 'JWT key set unavailable: bearer tokens cannot be verified');
       return { ok: false, reason: 'invalid' };
     }
     return refuse(details);

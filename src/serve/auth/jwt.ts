@@ -1,9 +1,10 @@
 // JWT bearer tokens verified locally with jose, against a JWKS URL, a PEM public key or a shared secret.
 import { createPublicKey } from 'node:crypto';
-import { createRemoteJWKSet, errors, jwtVerify, type JWTPayload, type JWTVerifyGetKey, type KeyObject } from 'jose';
+import { createRemoteJWKSet, customFetch, errors, jwtVerify, type JWTPayload, type JWTVerifyGetKey, type KeyObject } from 'jose';
 import type { JwtConfig } from '../../config/schema.js';
 import type { Identity } from './identity.js';
 import { VerdictCache } from './verdict-cache.js';
+import { boundedJwksFetch, DEFAULT_MAX_JWKS_BYTES, type JwksFetch } from './jwks-fetch.js';
 
 /** Tuning of the remote key set (`jwksUrl`); jose's defaults when absent. */
 export interface JwksOptions {
@@ -11,8 +12,12 @@ export interface JwksOptions {
   cooldownMs?: number;
   /** How long a fetched key set is used before it is refetched, in ms. Default: 600000. */
   cacheMaxAgeMs?: number;
-  /** Bound on one fetch of the key set, in ms. Default: 5000. */
+  /** Bound on one fetch of the key set (headers and body), in ms. Default: 5000. */
   timeoutMs?: number;
+  /** Largest key set body read, in bytes; a larger one is refused unread (`ERR_JWKS_UNAVAILABLE`). Default: 1 MiB. */
+  maxBytes?: number;
+  /** The fetch under the bounds (tests). Default: the global fetch. */
+  fetch?: JwksFetch;
 }
 
 /** Options of {@link createJwtVerifier}. */
@@ -55,6 +60,9 @@ export type JwtVerdict = JwtAccepted | JwtRefusal;
 
 /** Verifies one compact JWT. Never throws. */
 export type JwtVerifier = (token: string) => Promise<JwtVerdict>;
+
+/** Default bound on one JWKS fetch: 5 s (jose's default, stated here so it cannot drift). */
+const DEFAULT_JWKS_TIMEOUT_MS = 5_000;
 
 /** The key set could not be fetched or read (network, status, JSON): no fault of the token. */
 class JwksUnavailable extends Error {}
@@ -115,7 +123,8 @@ function keyOf(config: JwtConfig, jwks: JwksOptions): JWTVerifyGetKey | KeyObjec
     const remote = createRemoteJWKSet(new URL(config.jwksUrl), {
       ...(jwks.cooldownMs === undefined ? {} : { cooldownDuration: jwks.cooldownMs }),
       ...(jwks.cacheMaxAgeMs === undefined ? {} : { cacheMaxAge: jwks.cacheMaxAgeMs }),
-      ...(jwks.timeoutMs === undefined ? {} : { timeoutDuration: jwks.timeoutMs }),
+      timeoutDuration: jwks.timeoutMs ?? DEFAULT_JWKS_TIMEOUT_MS,
+      [customFetch]: boundedJwksFetch(jwks.maxBytes ?? DEFAULT_MAX_JWKS_BYTES, jwks.fetch),
     });
     return async (header, token) => {
       try {

@@ -7,6 +7,7 @@ import type { Caller } from '../../access/caller.js';
 import type { AuthConfig, HttpConfig } from '../../config/schema.js';
 import { createAuthenticator, wwwAuthenticate, type AuthResult, type AuthSuccess, type Authenticator } from '../auth/authenticator.js';
 import { ANONYMOUS } from '../auth/credential.js';
+import { AuthFailureLog, type AuthFailureCounts } from '../auth/failure-log.js';
 import { protectedResourceMetadata, protectedResourceMetadataPaths } from '../auth/protected-resource.js';
 import { createOriginHostCheck, type OriginHostCheck } from '../origin-host.js';
 import type { Logger } from '../../logger.js';
@@ -14,6 +15,11 @@ import type { DownstreamSession, Proxy } from '../../proxy.js';
 import { authInfoFor, callerOf } from '../request-caller.js';
 import { readBody } from './body.js';
 import { LiveIdentities, type Held } from './live-identities.js';
+import { isJsonContentType } from './content-type.js';
+import { echoIdAsSent } from './echo-id.js';
+import { DEFAULT_MAX_DEPTH, exceedsDepth } from '../../wire/json-depth.js';
+import { readableId } from '../../wire/envelope.js';
+import { errorText, spelledId } from '../../wire/raw-id.js';
 import { serveListen, type OpenListen } from './listen-stream.js';
 import { isModernRequest } from './request-era.js';
 import { HttpSessionTransport } from './session-transport.js';
@@ -34,6 +40,8 @@ export interface HttpEndpointOptions {
   now?: () => Date;
   /** Bound on unsent output per listen stream. */
   maxQueuedBytes: number;
+  /** Deepest JSON nesting accepted in a request body (`wire.maxDepth`); deeper gets 400 `-32600`. Default: 1000. */
+  maxDepth?: number;
   /** Clock for idle expiry. Default: `Date`. */
   clock?: HttpClock;
   /** How often idle sessions are swept; 0 never (tests call `sweep()`). Default: min(sessionIdleMs / 4, 60 s). */
@@ -53,6 +61,8 @@ export interface HttpEndpoint extends AsyncDisposable {
    * JWT has expired (on the JWT clock; a timer does that too); returns how many idle ones.
    */
   sweep(): number;
+  /** Failed authentications so far (refused credentials; a request with none is not counted), by reason. */
+  readonly authFailures: AuthFailureCounts;
   /**
    * Replaces the authentication (a reload). Every open session, listen and request is resolved
    * again against it at once (static tokens; JWTs too when the `jwt` block changed, the promise
@@ -89,6 +99,8 @@ const rpcError = (code: number, message: string) => ({ jsonrpc: '2.0', error: { 
 /** What an unknown session id gets (the SDK transport's answer): a session of another principal looks the same. */
 const NO_SESSION = rpcError(-32001, 'Session not found');
 const KEEP_ALIVE_MS = 15_000;
+/** The methods the MCP path serves; any other gets 405 with this `Allow`. */
+const MCP_METHODS = 'GET, POST, DELETE';
 
 /**
  * Serves MCP over Streamable HTTP at `config.path`:
@@ -106,8 +118,10 @@ const KEEP_ALIVE_MS = 15_000;
  */
 export function createHttpEndpoint(options: HttpEndpointOptions): HttpEndpoint {
   const { proxy, config, logger } = options;
+  // One count of failed authentications for the endpoint's life, across reloads of `auth`.
+  const failures = new AuthFailureLog({ logger, ...(options.clock ? { now: () => options.clock!.now() } : {}) });
   const makeAuthenticator = (auth: AuthConfig | undefined): Authenticator | undefined =>
-    auth && createAuthenticator(auth, { logger, ...(options.now ? { now: options.now } : {}) });
+    auth && createAuthenticator(auth, { logger, failures, ...(options.now ? { now: options.now } : {}) });
   let authConfig = options.auth;
   let authenticator = makeAuthenticator(authConfig);
   let guard: OriginHostCheck | undefined; // made once the port is known
@@ -152,22 +166,34 @@ export function createHttpEndpoint(options: HttpEndpointOptions): HttpEndpoint {
     else socket.destroy();
   });
 
+  // CONNECT never reaches 'request': Node hands it over as a raw socket, which would otherwise hang.
+  server.on('connect', (_req, socket) => {
+    if (socket.writable) socket.end(`HTTP/1.1 405 Method Not Allowed\r\nallow: ${MCP_METHODS}\r\ncontent-length: 0\r\nconnection: close\r\n\r\n`);
+    else socket.destroy();
+  });
+
   const metadataPaths = new Set(protectedResourceMetadataPaths(config.path));
+  const maxDepth = options.maxDepth ?? DEFAULT_MAX_DEPTH;
 
   async function handle(req: IncomingMessage, res: ServerResponse): Promise<void> {
     const url = new URL(req.url ?? '/', 'http://localhost');
-    if (req.method === 'GET' && url.pathname === '/healthz') return json(res, 200, { status: 'ok' });
-    if (req.method === 'GET' && url.pathname === '/readyz') return readyz(res);
-    if (req.method === 'GET' && metadataPaths.has(url.pathname)) {
-      if (!authConfig) return json(res, 404, { error: 'not_found' });
-      return json(res, 200, protectedResourceMetadata(`${base}${config.path}`, authConfig));
-    }
-    if (url.pathname !== config.path) return json(res, 404, { error: 'not_found' });
-
+    // Origin and Host first, on every path: a DNS-rebinding page must not read even /healthz.
     const checked = guard ? guard(req.headersDistinct) : ({ ok: false, reason: 'host', message: 'not listening' } as const);
     if (!checked.ok) {
       logger.info({ why: checked.reason, origin: req.headers.origin, host: req.headers.host }, 'http: request refused');
       return json(res, 403, rpcError(-32600, `Forbidden: ${checked.message}`));
+    }
+    const readOnly = url.pathname === '/healthz' || url.pathname === '/readyz' || metadataPaths.has(url.pathname);
+    if (readOnly && req.method !== 'GET') return json(res, 405, { error: 'method_not_allowed' }, { allow: 'GET' });
+    if (url.pathname === '/healthz') return json(res, 200, { status: 'ok' });
+    if (url.pathname === '/readyz') return readyz(req, res);
+    if (metadataPaths.has(url.pathname)) {
+      if (!authConfig) return json(res, 404, { error: 'not_found' });
+      return json(res, 200, protectedResourceMetadata(`${base}${config.path}`, authConfig));
+    }
+    if (url.pathname !== config.path) return json(res, 404, { error: 'not_found' });
+    if (req.method !== 'GET' && req.method !== 'POST' && req.method !== 'DELETE') {
+      return json(res, 405, rpcError(-32000, 'Method not allowed'), { allow: MCP_METHODS });
     }
     const who = await authenticate(req);
     if (!who.ok) {
@@ -178,21 +204,33 @@ export function createHttpEndpoint(options: HttpEndpointOptions): HttpEndpoint {
     }
 
     let body: unknown;
+    let text = '';
     if (req.method === 'POST') {
+      if (!isJsonContentType(req.headersDistinct['content-type'])) {
+        return json(res, 415, rpcError(-32000, 'Unsupported Media Type: Content-Type must be application/json'));
+      }
       const read = await readBody(req, config.maxBodyBytes);
       if (!read.ok) {
         if (read.reason === 'too-large') return json(res, 413, rpcError(-32600, `Request body exceeds ${config.maxBodyBytes} bytes`), { connection: 'close' });
         return;
       }
+      text = read.text;
       try {
-        body = JSON.parse(read.text) as unknown;
+        body = JSON.parse(text) as unknown;
       } catch {
         return json(res, 400, rpcError(-32700, 'Parse error'));
       }
+      // Nothing deeper than wire.maxDepth goes on, in either era (the SDK and every recursive walk
+      // would overflow the stack on it); answered like stdio, with the id when it can be read.
+      if (exceedsDepth(text, maxDepth)) {
+        const id = typeof body === 'object' && body !== null && !Array.isArray(body) ? readableId((body as { id?: unknown }).id) : null;
+        const answer = errorText(spelledId(id, text), -32600, `Invalid Request: message nests deeper than ${maxDepth} levels`, { limit: maxDepth });
+        return void res.writeHead(400, { 'content-type': 'application/json' }).end(answer);
+      }
     }
     const protocolHeader = header(req, 'mcp-protocol-version');
-    if (isModernRequest(req.method, protocolHeader, body)) return serveModern(req, res, body, who);
-    return serveLegacy(req, res, body, who);
+    if (isModernRequest(req.method, protocolHeader, body)) return serveModern(req, res, body, who, text);
+    return serveLegacy(req, res, body, who, text);
   }
 
   async function authenticate(req: IncomingMessage): Promise<AuthResult> {
@@ -219,9 +257,14 @@ export function createHttpEndpoint(options: HttpEndpointOptions): HttpEndpoint {
     return caller;
   }
 
-  async function serveModern(req: IncomingMessage, res: ServerResponse, body: unknown, who: AuthSuccess) {
+  async function serveModern(req: IncomingMessage, res: ServerResponse, body: unknown, who: AuthSuccess, text: string) {
     const caller = requestCaller(who, `r${++requests}`, res);
     const message = (typeof body === 'object' && body !== null ? body : {}) as { id?: string | number; method?: string; params?: { notifications?: unknown } };
+    // A numeric id written otherwise than JSON.stringify would (`1e2`) is echoed as sent.
+    if (typeof message.id === 'number') {
+      const spelled = spelledId(message.id, text);
+      if (spelled !== String(message.id)) echoIdAsSent(res, message.id, spelled);
+    }
     if (message.method === 'subscriptions/listen' && (typeof message.id === 'string' || typeof message.id === 'number')) {
       if (listens.size >= config.maxSessions) {
         logger.warn({ limit: config.maxSessions }, 'http: listen refused: maxSessions open listens');
@@ -258,7 +301,7 @@ export function createHttpEndpoint(options: HttpEndpointOptions): HttpEndpoint {
     await (await modernHandler())(req, res, body);
   }
 
-  async function serveLegacy(req: IncomingMessage, res: ServerResponse, body: unknown, who: AuthSuccess) {
+  async function serveLegacy(req: IncomingMessage, res: ServerResponse, body: unknown, who: AuthSuccess, text: string) {
     const id = header(req, 'mcp-session-id');
     if (id !== undefined) {
       const session = sessions.get(id);
@@ -268,7 +311,7 @@ export function createHttpEndpoint(options: HttpEndpointOptions): HttpEndpoint {
       session.held.update(who.credential);
       session.principal = who.principal;
       session.downstream.setIdentity({ ...who.credential.identity, transport: 'http' });
-      return withSession(session, req, res, body, who);
+      return withSession(session, req, res, body, who, text);
     }
     if (req.method !== 'POST' || !isInitialize(body)) {
       return json(res, 400, rpcError(-32000, 'Bad Request: Mcp-Session-Id header is required'));
@@ -305,10 +348,10 @@ export function createHttpEndpoint(options: HttpEndpointOptions): HttpEndpoint {
     sessions.set(sessionId, session);
     logger.info({ session: sessionId, principal: who.principal }, 'http: session opened');
     await downstream.createServer('legacy').connect(transport);
-    withSession(session, req, res, body, who);
+    withSession(session, req, res, body, who, text);
   }
 
-  function withSession(session: LegacySession, req: IncomingMessage, res: ServerResponse, body: unknown, who: AuthSuccess): void {
+  function withSession(session: LegacySession, req: IncomingMessage, res: ServerResponse, body: unknown, who: AuthSuccess, text: string): void {
     session.busy++;
     session.lastActive = clock.now();
     res.once('close', () => {
@@ -317,7 +360,7 @@ export function createHttpEndpoint(options: HttpEndpointOptions): HttpEndpoint {
     });
     // Each request acts for its own credential, whatever the session's other requests carry.
     const extra = req.method === 'POST' ? { authInfo: authInfoFor(requestCaller(who, session.id, res)) } : undefined;
-    session.transport.handle(req, res, body, extra);
+    session.transport.handle(req, res, body, text, extra);
   }
 
   function end(id: string, why: string): void {
@@ -330,10 +373,19 @@ export function createHttpEndpoint(options: HttpEndpointOptions): HttpEndpoint {
     logger.info({ session: id, principal: session.principal, why }, 'http: session closed');
   }
 
-  function readyz(res: ServerResponse): void {
-    const upstreams = proxy.pool.upstreams.map((u) => ({ server: u.id, status: u.status }));
-    const ready = upstreams.some((u) => u.status === 'ready');
-    json(res, ready ? 200 : 503, { ready, upstreams });
+  /**
+   * Ready when some upstream is. Only a caller with valid credentials hears which upstreams there
+   * are, and only those the policy lets it see anything on; everyone else gets `{ ready }`.
+   */
+  async function readyz(req: IncomingMessage, res: ServerResponse): Promise<void> {
+    const all = proxy.pool.upstreams;
+    const ready = all.some((u) => u.status === 'ready');
+    const status = ready ? 200 : 503;
+    const who = authenticator && req.headersDistinct.authorization ? await authenticator.authenticate(req.headersDistinct.authorization) : undefined;
+    if (!who?.ok) return json(res, status, { ready });
+    const caller = { principal: who.principal, roles: who.roles };
+    const upstreams = all.filter((u) => proxy.gate.visibleServer(caller, u.id)).map((u) => ({ server: u.id, status: u.status }));
+    json(res, status, { ready, upstreams });
   }
 
   function bound(): { host: string; port: number } {
@@ -365,6 +417,9 @@ export function createHttpEndpoint(options: HttpEndpointOptions): HttpEndpoint {
     },
     get sessions() {
       return sessions.size;
+    },
+    get authFailures() {
+      return failures.counts;
     },
     reloadAuth(auth) {
       const jwtChanged = JSON.stringify(authConfig?.jwt) !== JSON.stringify(auth?.jwt);

@@ -1,6 +1,9 @@
 // One 2025-11-25 Streamable HTTP session as an SDK Transport, written straight onto Node's responses: JSON answers, one GET stream.
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { SUPPORTED_PROTOCOL_VERSIONS, type JSONRPCMessage, type MessageExtraInfo, type Transport } from '@modelcontextprotocol/server';
+import { classify } from '../../wire/envelope.js';
+import { errorText, RequestIds, spelledId } from '../../wire/raw-id.js';
+import { isJsonContentType } from './content-type.js';
 
 type Id = string | number;
 
@@ -34,6 +37,8 @@ export class HttpSessionTransport implements Transport {
   onmessage?: Transport['onmessage'];
 
   private readonly pending = new Map<Id, ServerResponse>();
+  /** Ids of the requests in `pending`, with their spelling as sent. */
+  private readonly ids = new RequestIds();
   private stream: ServerResponse | undefined;
   private keepAlive: NodeJS.Timeout | undefined;
   private closed = false;
@@ -49,10 +54,11 @@ export class HttpSessionTransport implements Transport {
   async start(): Promise<void> {}
 
   /**
-   * Serves one HTTP request of this session (`body` already read and parsed for POST); `extra`
-   * (e.g. the request's own `authInfo`) goes with the message to the Server.
+   * Serves one HTTP request of this session (`body` already read and parsed for POST, `text` its
+   * JSON text: a numeric id is echoed as the client spelled it); `extra` (e.g. the request's own
+   * `authInfo`) goes with the message to the Server.
    */
-  handle(req: IncomingMessage, res: ServerResponse, body: unknown, extra?: MessageExtraInfo): void {
+  handle(req: IncomingMessage, res: ServerResponse, body: unknown, text = '', extra?: MessageExtraInfo): void {
     if (this.closed) return json(res, 404, rpcError(-32001, 'Session not found'), {});
     const version = req.headers['mcp-protocol-version'];
     if (typeof version === 'string' && !SUPPORTED_PROTOCOL_VERSIONS.includes(version)) {
@@ -60,7 +66,7 @@ export class HttpSessionTransport implements Transport {
     }
     switch (req.method) {
       case 'POST':
-        return this.post(req, res, body, extra);
+        return this.post(req, res, body, text, extra);
       case 'GET':
         return this.get(req, res);
       case 'DELETE':
@@ -79,7 +85,7 @@ export class HttpSessionTransport implements Transport {
       const res = this.pending.get(m.id);
       if (!res) return; // the client went away meanwhile
       this.pending.delete(m.id);
-      res.writeHead(200, { 'content-type': 'application/json', ...this.idHeader }).end(JSON.stringify(message));
+      res.writeHead(200, { 'content-type': 'application/json', ...this.idHeader }).end(this.ids.serialise(m));
       return;
     }
     const stream = this.stream;
@@ -103,30 +109,45 @@ export class HttpSessionTransport implements Transport {
     this.onclose?.();
   }
 
-  private post(req: IncomingMessage, res: ServerResponse, body: unknown, extra?: MessageExtraInfo): void {
+  private post(req: IncomingMessage, res: ServerResponse, body: unknown, text: string, extra?: MessageExtraInfo): void {
     const accept = req.headers.accept ?? '';
     if (!accept.includes('application/json') || !accept.includes('text/event-stream')) {
       return json(res, 406, rpcError(-32000, 'Not Acceptable: Client must accept both application/json and text/event-stream'), this.idHeader);
     }
-    if (!(req.headers['content-type'] ?? '').includes('application/json')) {
+    if (!isJsonContentType(req.headersDistinct['content-type'])) {
       return json(res, 415, rpcError(-32000, 'Unsupported Media Type: Content-Type must be application/json'), this.idHeader);
     }
     if (typeof body !== 'object' || body === null || Array.isArray(body)) {
       return json(res, 400, rpcError(-32600, 'Invalid Request: one JSON-RPC message per POST (2025-11-25 has no batches)'), this.idHeader);
     }
-    const m = body as { id?: unknown; method?: unknown; params?: unknown };
-    const id = m.id;
-    const isRequest = typeof m.method === 'string' && (typeof id === 'string' || typeof id === 'number');
-    if (!isRequest) {
+    const m = body as { id?: unknown; method?: unknown };
+    const envelope = classify(body);
+    // A malformed message with a readable id is answered here, on its own POST, as stdio answers it
+    // (no id readable: id null); a malformed response gets 400 with no body to answer.
+    if (envelope.kind === 'invalid') {
+      if (!envelope.answer) return void res.writeHead(400, this.idHeader).end();
+      const answer = errorText(spelledId(envelope.id, text), -32600, `Invalid Request: ${envelope.reason}`);
+      return void res.writeHead(400, { 'content-type': 'application/json', ...this.idHeader }).end(answer);
+    }
+    if (envelope.kind !== 'request') {
       res.writeHead(202, this.idHeader).end();
       this.onmessage?.(body as JSONRPCMessage, extra);
       return;
+    }
+    const id = m.id as Id;
+    // A second request with the id of one in flight could not be told apart from it: refused, and
+    // the first is still answered.
+    if (!this.ids.admit(id, text)) {
+      return void res
+        .writeHead(400, { 'content-type': 'application/json', ...this.idHeader })
+        .end(errorText(spelledId(id, text), -32600, 'Invalid Request: a request with this id is already in flight'));
     }
     this.pending.set(id, res);
     // A client that gives up on its request cancels it, as if it had said so.
     res.once('close', () => {
       if (this.pending.get(id) !== res) return;
       this.pending.delete(id);
+      this.ids.release(id);
       this.onmessage?.({ jsonrpc: '2.0', method: 'notifications/cancelled', params: { requestId: id, reason: 'client disconnected' } } as JSONRPCMessage);
     });
     this.onmessage?.(body as JSONRPCMessage, extra);
