@@ -104,16 +104,16 @@ describe('Streamable HTTP endpoint', () => {
     await web?.[Symbol.asyncDispose]();
   });
 
-  it('refuses missing and invalid credentials with 401 and the resource metadata URL', async () => {
+  it('refuses missing and invalid credentials with 401; with static tokens only, no OAuth metadata for clients to chase', async () => {
     const missing = await g.post(initialize);
     expect(missing.status).toBe(401);
-    const metadataUrl = `${g.origin()}/.well-known/oauth-protected-resource/mcp`;
-    expect(missing.headers.get('www-authenticate')).toBe(`Bearer resource_metadata="${metadataUrl}"`);
+    expect(missing.headers.get('www-authenticate')).toBe('Bearer');
     const invalid = await g.post(initialize, { authorization: 'Bearer not-a-token-of-ours' });
     expect(invalid.status).toBe(401);
-    expect(invalid.headers.get('www-authenticate')).toBe(`Bearer resource_metadata="${metadataUrl}", error="invalid_token"`);
+    expect(invalid.headers.get('www-authenticate')).toBe('Bearer error="invalid_token"');
+    // No authorization server is configured: the metadata an OAuth client would start from is not served.
     for (const path of ['/.well-known/oauth-protected-resource', '/.well-known/oauth-protected-resource/mcp']) {
-      expect(await (await fetch(`${g.origin()}${path}`)).json()).toEqual({ resource: g.url.href, bearer_methods_supported: ['header'] });
+      expect((await fetch(`${g.origin()}${path}`)).status).toBe(404);
     }
     expect(g.log).not.toContain(TOKENS.alice);
   });
@@ -305,6 +305,9 @@ describe('JWT authentication through the gateway', () => {
       expect((await noRole.client.listResources()).resources).toEqual([]); // authenticated, but the policy gives eve nothing
       await noRole.client.close();
       expect(await (await fetch(`${g.origin()}/.well-known/oauth-protected-resource/mcp`)).json()).toMatchObject({ authorization_servers: ['https://idp.test'] });
+      // With an authorization server to name, a 401 points at the metadata (RFC 9728 §5.1).
+      const unauthenticated = await g.post(initialize);
+      expect(unauthenticated.headers.get('www-authenticate')).toBe(`Bearer resource_metadata="${g.origin()}/.well-known/oauth-protected-resource/mcp"`);
       const refused = [
         await sign({ sub: 'dana', roles: ['eng'], aud: 'mcp-federate' }, '-1m'),
         await sign({ sub: 'dana', roles: ['eng'], aud: 'someone-else' }),

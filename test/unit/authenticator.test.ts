@@ -219,6 +219,11 @@ describe('wwwAuthenticate', () => {
     expect(wwwAuthenticate(url, 'invalid')).toBe(`Bearer resource_metadata="${url}", error="invalid_token"`);
   });
 
+  it('names no metadata when there is no authorization server (static tokens only)', () => {
+    expect(wwwAuthenticate(undefined, 'missing')).toBe('Bearer');
+    expect(wwwAuthenticate(undefined, 'invalid')).toBe('Bearer error="invalid_token"');
+  });
+
   it('escapes quotes and backslashes inside the quoted string', () => {
     expect(wwwAuthenticate('x"y\\z', 'missing')).toBe('Bearer resource_metadata="x\\"y\\\\z"');
   });

@@ -115,14 +115,18 @@ function bearerToken(authorization: string | readonly string[] | undefined): str
 
 /**
  * The `WWW-Authenticate` value of a 401: points the client at the protected resource metadata
- * (RFC 9728 §5.1) and, when a token was presented but refused, says `error="invalid_token"`
- * (RFC 6750 §3.1; a request without credentials gets no error code).
+ * (RFC 9728 §5.1) when there is an authorization server to name (`undefined`: none, as with static
+ * tokens only, so clients do not start an OAuth flow that cannot succeed) and, when a token was
+ * presented but refused, says `error="invalid_token"` (RFC 6750 §3.1; a request without credentials
+ * gets no error code).
  *
  * @example
  * wwwAuthenticate('https://h/.well-known/oauth-protected-resource/mcp', 'invalid')
  * // 'Bearer resource_metadata="https://h/.well-known/oauth-protected-resource/mcp", error="invalid_token"'
  */
-export function wwwAuthenticate(resourceMetadataUrl: string, reason: AuthFailure): string {
+export function wwwAuthenticate(resourceMetadataUrl: string | undefined, reason: AuthFailure): string {
+  const error = reason === 'invalid' ? 'error="invalid_token"' : '';
+  if (resourceMetadataUrl === undefined) return error ? `Bearer ${error}` : 'Bearer';
   const quoted = resourceMetadataUrl.replace(/[\\"]/g, (c) => `\\${c}`);
-  return `Bearer resource_metadata="${quoted}"${reason === 'invalid' ? ', error="invalid_token"' : ''}`;
+  return `Bearer resource_metadata="${quoted}"${error ? `, ${error}` : ''}`;
 }

@@ -188,7 +188,9 @@ export function createHttpEndpoint(options: HttpEndpointOptions): HttpEndpoint {
     if (url.pathname === '/healthz') return json(res, 200, { status: 'ok' });
     if (url.pathname === '/readyz') return readyz(req, res);
     if (metadataPaths.has(url.pathname)) {
-      if (!authConfig) return json(res, 404, { error: 'not_found' });
+      // Served only when there is an authorization server to name (auth.jwt.issuer): with static
+      // tokens alone the document would only send OAuth-capable clients on a flow that cannot work.
+      if (authConfig?.jwt?.issuer === undefined) return json(res, 404, { error: 'not_found' });
       return json(res, 200, protectedResourceMetadata(`${base}${config.path}`, authConfig));
     }
     if (url.pathname !== config.path) return json(res, 404, { error: 'not_found' });
@@ -197,7 +199,7 @@ export function createHttpEndpoint(options: HttpEndpointOptions): HttpEndpoint {
     }
     const who = await authenticate(req);
     if (!who.ok) {
-      const metadataUrl = `${base}/.well-known/oauth-protected-resource${config.path}`;
+      const metadataUrl = authConfig?.jwt?.issuer === undefined ? undefined : `${base}/.well-known/oauth-protected-resource${config.path}`;
       return json(res, 401, rpcError(-32001, who.reason === 'missing' ? 'Unauthorized' : 'Invalid token'), {
         'www-authenticate': wwwAuthenticate(metadataUrl, who.reason),
       });
