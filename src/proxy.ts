@@ -169,7 +169,8 @@ export function createProxy(options: ProxyOptions): Proxy {
   const resources = new FederatedResources({ pool, uris, lister, relay, cache, coherence });
   const rulesOf = (c: FederateConfig): AccessRules => ({
     policy: compilePolicy(c.policy, pool.ids),
-    limiter: new RateLimiter(c.limits, options.now ? { now: options.now } : {}),
+    limiter: new RateLimiter(c.limits.reads, options.now ? { now: options.now } : {}),
+    completions: new RateLimiter(c.limits.completions, options.now ? { now: options.now } : {}),
   });
   const audit = options.audit ?? openAuditLog(config.audit, { logger });
   const gate = new AccessGate({ resources, uris, rules: rulesOf(config), audit, logger, ...(options.now ? { now: options.now } : {}) });

@@ -405,7 +405,7 @@ describe('policy and limits', () => {
   it('no policy block stays absent; limits default to none', () => {
     const c = parse({ servers });
     expect(c.policy).toBeUndefined();
-    expect(c.limits).toEqual([]);
+    expect(c.limits).toEqual({ reads: [], completions: [] });
   });
 
   it('fills the policy default and keeps rules as written', () => {
@@ -457,7 +457,7 @@ describe('policy and limits', () => {
     [{ readsPerMinute: 1 }, 1],
     [{ readsPerMinute: 600, burst: 50 }, 50],
   ])('limits %j get burst %i', (limit, burst) => {
-    expect(parse({ servers, limits: [{ roles: ['eng'], ...limit }] }).limits).toEqual([{ roles: ['eng'], ...limit, burst }]);
+    expect(parse({ servers, limits: [{ roles: ['eng'], ...limit }] }).limits.reads).toEqual([{ roles: ['eng'], ...limit, burst }]);
   });
 
   it('a policy error in a file names the file, the path and the problem', async () => {
