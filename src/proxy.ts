@@ -160,7 +160,8 @@ export function createProxy(options: ProxyOptions): Proxy {
     cache?.invalidate(server, uri);
     relay.updated(server, uri);
   };
-  const relay = new SubscriptionRelay({ pool, uris, logger, ...config.subscriptions, onPolledChange: changed });
+  // Polls are reads made for the principals holding the URI: they pay for them from their read buckets.
+  const relay: SubscriptionRelay = new SubscriptionRelay({ pool, uris, logger, ...config.subscriptions, onPolledChange: changed, chargePoll: (holders): boolean => gate.chargeBackground(holders) });
   const lister = new Lister(pool, createCursorCodec(options.cursorKey ?? randomBytes(32)), config.list, logger, uris);
   const coherence = createCoherence(config.cache.coherentUris, relay, () => cache?.purgeExpired());
   const cache = config.cache.enabled
@@ -239,6 +240,8 @@ export function createProxy(options: ProxyOptions): Proxy {
       const sendUpdated = sessionOptions.sink?.sendUpdated ?? ((uri: string) => void current?.sendResourceUpdated({ uri }).catch(() => undefined));
       const session: Session = {
         id,
+        principal: caller.principal,
+        roles: caller.roles,
         // Decided again at every delivery: a reload can revoke a standing subscription.
         sendUpdated: (uri) => {
           let allowed = false;

@@ -13,7 +13,8 @@ import type { DownstreamSession, Proxy } from '../../proxy.js';
 import { readBody } from './body.js';
 import { serveListen, type OpenListen } from './listen-stream.js';
 import { isModernRequest } from './request-era.js';
-import { HttpSessionTransport } from './session-transport.js';
+import { HttpSessionTransport, refusePost } from './session-transport.js';
+import { PrincipalBounds, type PrincipalWireLimits } from './principal-bounds.js';
 
 /** A clock for idle expiry. */
 export interface HttpClock {
@@ -31,6 +32,8 @@ export interface HttpEndpointOptions {
   now?: () => Date;
   /** Bound on unsent output per listen stream. */
   maxQueuedBytes: number;
+  /** Per-principal bounds on requests in flight and unread answer bytes. Default: the `wire` defaults (64, 64 MiB). */
+  perPrincipal?: PrincipalWireLimits;
   /** Clock for idle expiry. Default: `Date`. */
   clock?: HttpClock;
   /** How often idle sessions are swept; 0 never (tests call `sweep()`). Default: min(sessionIdleMs / 4, 60 s). */
@@ -62,6 +65,8 @@ interface LegacySession {
   lastActive: number;
   /** Requests and GET streams in progress: a session with one open is not idle. */
   busy: number;
+  /** Gives back the principal's session count. */
+  release: () => void;
 }
 
 const json = (res: ServerResponse, status: number, body: unknown, headers: Record<string, string> = {}) => {
@@ -99,6 +104,7 @@ export function createHttpEndpoint(options: HttpEndpointOptions): HttpEndpoint {
   const listens = new Set<OpenListen>();
   const callers = new WeakMap<AuthInfo, Caller>();
   let requests = 0;
+  const bounds = new PrincipalBounds({ proxy, logger, http: config, ...(options.perPrincipal ? { wire: options.perPrincipal } : {}) });
   let closing: Promise<void> | undefined;
   let base = '';
 
@@ -159,6 +165,7 @@ export function createHttpEndpoint(options: HttpEndpointOptions): HttpEndpoint {
       });
     }
 
+    if (await bounds.refusedForOutput(req, res, who)) return;
     let body: unknown;
     if (req.method === 'POST') {
       const read = await readBody(req, config.maxBodyBytes);
@@ -172,6 +179,7 @@ export function createHttpEndpoint(options: HttpEndpointOptions): HttpEndpoint {
         return json(res, 400, rpcError(-32700, 'Parse error'));
       }
     }
+    if (await bounds.refusedInFlight(req, res, who, body)) return;
     const protocolHeader = header(req, 'mcp-protocol-version');
     if (isModernRequest(req.method, protocolHeader, body)) return serveModern(req, res, body, who);
     return serveLegacy(req, res, body, who);
@@ -190,6 +198,9 @@ export function createHttpEndpoint(options: HttpEndpointOptions): HttpEndpoint {
         logger.warn({ limit: config.maxSessions }, 'http: listen refused: maxSessions open listens');
         return json(res, 503, rpcError(-32000, 'Too many open listens'), { 'retry-after': '1' });
       }
+      const releaseListen = await bounds.listen(res, caller);
+      if (!releaseListen) return;
+      res.once('close', releaseListen);
       logger.debug({ principal: caller.principal, session: caller.session }, 'http: listen');
       const identity = { principal: caller.principal, roles: caller.roles, transport: 'http' as const };
       const listen = await serveListen(res, message as { id: string | number }, {
@@ -218,10 +229,14 @@ export function createHttpEndpoint(options: HttpEndpointOptions): HttpEndpoint {
     if (req.method !== 'POST' || !isInitialize(body)) {
       return json(res, 400, rpcError(-32000, 'Bad Request: Mcp-Session-Id header is required'));
     }
+    const refused = refusePost(req); // a refused initialize takes no session
+    if (refused) return json(res, refused.status, rpcError(-32000, refused.message));
     if (sessions.size >= config.maxSessions) {
       logger.warn({ limit: config.maxSessions }, 'http: session refused: maxSessions reached');
       return json(res, 503, rpcError(-32000, 'Too many sessions'), { 'retry-after': '1' });
     }
+    const releaseSession = await bounds.session(res, who, (body as { id?: string | number }).id);
+    if (!releaseSession) return;
     const sessionId = randomBytes(16).toString('base64url'); // 128 bits from the CSPRNG
     const downstream = proxy.openSession({ id: sessionId, caller: { principal: who.principal, roles: who.roles, transport: 'http' } });
     const transport = new HttpSessionTransport(sessionId, {
@@ -229,7 +244,7 @@ export function createHttpEndpoint(options: HttpEndpointOptions): HttpEndpoint {
       keepAliveMs: KEEP_ALIVE_MS,
       onClosed: () => end(sessionId, 'closed'),
     });
-    const session: LegacySession = { id: sessionId, principal: who.principal, transport, downstream, lastActive: clock.now(), busy: 0 };
+    const session: LegacySession = { id: sessionId, principal: who.principal, transport, downstream, lastActive: clock.now(), busy: 0, release: releaseSession };
     sessions.set(sessionId, session);
     logger.info({ session: sessionId, principal: who.principal }, 'http: session opened');
     await downstream.createServer('legacy').connect(transport);
@@ -250,6 +265,7 @@ export function createHttpEndpoint(options: HttpEndpointOptions): HttpEndpoint {
     const session = sessions.get(id);
     if (!session) return;
     sessions.delete(id);
+    session.release();
     session.downstream.close();
     void session.transport.close(); // idempotent: a no-op when the transport is what ended it
     logger.info({ session: id, principal: session.principal, why }, 'http: session closed');
