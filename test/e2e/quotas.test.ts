@@ -303,6 +303,7 @@ describe('one principal’s slow reads', () => {
     const underLoad = await sample();
     stopped = true;
     await Promise.all(flood); // the slow reads end at the upstream's timeout
+    console.log(`alice's p50 read: ${baseline.toFixed(1)} ms alone, ${underLoad.toFixed(1)} ms while mallory holds the upstream with slow reads`);
     expect(underLoad).toBeLessThanOrEqual(2 * baseline);
   }, 60_000);
 });
