@@ -161,7 +161,14 @@ export function createProxy(options: ProxyOptions): Proxy {
     relay.updated(server, uri);
   };
   // Polls are reads made for the principals holding the URI: they pay for them from their read buckets.
-  const relay: SubscriptionRelay = new SubscriptionRelay({ pool, uris, logger, ...config.subscriptions, onPolledChange: changed, chargePoll: (holders): boolean => gate.chargeBackground(holders) });
+  const relay: SubscriptionRelay = new SubscriptionRelay({
+    pool,
+    uris,
+    logger,
+    ...config.subscriptions,
+    onPolledChange: changed,
+    chargePoll: (holders): boolean => gate.chargeBackground(holders),
+  });
   const lister = new Lister(pool, createCursorCodec(options.cursorKey ?? randomBytes(32)), config.list, logger, uris);
   const coherence = createCoherence(config.cache.coherentUris, relay, () => cache?.purgeExpired());
   const cache = config.cache.enabled
