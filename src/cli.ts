@@ -233,7 +233,15 @@ async function serveHttp(
 ): Promise<number> {
   const { createHttpEndpoint } = await import('./serve/http/endpoint.js');
   if (!config.auth) logger.warn({ host: http.host }, 'no "auth" block: every HTTP request is the principal "anonymous" (loopback only)');
-  const endpoint = createHttpEndpoint({ proxy, config: http, auth: config.auth, logger, maxQueuedBytes: config.wire.maxQueuedBytes, maxDepth: config.wire.maxDepth });
+  const endpoint = createHttpEndpoint({
+    proxy,
+    config: http,
+    auth: config.auth,
+    logger,
+    maxQueuedBytes: config.wire.maxQueuedBytes,
+    maxDepth: config.wire.maxDepth,
+    perPrincipal: config.wire,
+  });
   reloads.on((next) => endpoint.reloadAuth(next.auth));
   const url = await endpoint.listen();
   logger.info({ url: url.href }, 'listening');

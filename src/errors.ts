@@ -102,8 +102,11 @@ export function toJsonRpcError(err: unknown, ctx: ErrorContext = {}): JsonRpcErr
       return new JsonRpcError(JsonRpc.REQUEST_TIMEOUT, 'Upstream request timed out');
     case ErrorCodes.CANCELLED:
       return new JsonRpcError(JsonRpc.REQUEST_TIMEOUT, 'Request cancelled');
-    case ErrorCodes.LIMIT_EXCEEDED:
-      return new JsonRpcError(JsonRpc.INTERNAL_ERROR, (err as ProxyError).message, { limit: (err as ProxyError).details?.limit });
+    case ErrorCodes.LIMIT_EXCEEDED: {
+      const details = (err as ProxyError).details;
+      const retry = typeof details?.retryAfterMs === 'number' ? { retryAfterMs: details.retryAfterMs } : {};
+      return new JsonRpcError(JsonRpc.INTERNAL_ERROR, (err as ProxyError).message, { limit: details?.limit, ...retry });
+    }
     case ErrorCodes.RESPONSE_TOO_LARGE:
       return new JsonRpcError(JsonRpc.INTERNAL_ERROR, (err as ProxyError).message, { limit: (err as ProxyError).details?.limit });
     default:

@@ -168,7 +168,15 @@ export function createProxy(options: ProxyOptions): Proxy {
     cache?.invalidate(server, uri);
     relay.updated(server, uri);
   };
-  const relay = new SubscriptionRelay({ pool, uris, logger, ...config.subscriptions, onPolledChange: changed });
+  // Polls are reads made for the principals holding the URI: they pay for them from their read buckets.
+  const relay: SubscriptionRelay = new SubscriptionRelay({
+    pool,
+    uris,
+    logger,
+    ...config.subscriptions,
+    onPolledChange: changed,
+    chargePoll: (holders): boolean => gate.chargeBackground(holders),
+  });
   const lister = new Lister(pool, createCursorCodec(options.cursorKey ?? randomBytes(32)), config.list, logger, uris);
   const coherence = createCoherence(config.cache.coherentUris, relay, () => cache?.purgeExpired());
   const cache = config.cache.enabled
@@ -177,7 +185,8 @@ export function createProxy(options: ProxyOptions): Proxy {
   const resources = new FederatedResources({ pool, uris, lister, relay, cache, coherence });
   const rulesOf = (c: FederateConfig): AccessRules => ({
     policy: compilePolicy(c.policy, pool.ids),
-    limiter: new RateLimiter(c.limits, options.now ? { now: options.now } : {}),
+    limiter: new RateLimiter(c.limits.reads, options.now ? { now: options.now } : {}),
+    completions: new RateLimiter(c.limits.completions, options.now ? { now: options.now } : {}),
   });
   const audit = options.audit ?? openAuditLog(config.audit, { logger });
   const gate = new AccessGate({ resources, uris, rules: rulesOf(config), audit, logger, ...(options.now ? { now: options.now } : {}) });
@@ -262,6 +271,8 @@ export function createProxy(options: ProxyOptions): Proxy {
       const sendUpdated = sessionOptions.sink?.sendUpdated ?? ((uri: string) => void current?.sendResourceUpdated({ uri }).catch(() => undefined));
       const session: Session = {
         id,
+        principal: caller.principal,
+        roles: caller.roles,
         // Decided again at every delivery: a reload can revoke a standing subscription.
         sendUpdated: (uri) => {
           let allowed = false;

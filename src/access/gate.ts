@@ -16,8 +16,14 @@ import { expandKnown } from './template-expand.js';
 /** What the gate enforces; swapped as a whole on reload. */
 export interface AccessRules {
   policy: Policy;
+  /** Read limits (`limits.reads`); polled subscriptions and listens draw on them too. */
   limiter: RateLimiter;
+  /** Completion limits (`limits.completions`). Default: unlimited. */
+  completions?: RateLimiter;
 }
+
+/** A principal's own bound that a request hit (sessions, listens, in-flight, queued bytes, subscriptions). */
+export type PrincipalLimitName = 'sessions' | 'listens' | 'in-flight' | 'queued-bytes' | 'subscriptions';
 
 /** Options of {@link AccessGate}. */
 export interface AccessGateOptions {
@@ -35,6 +41,7 @@ const NOT_FOUND = () => new ProxyError(ErrorCodes.RESOURCE_NOT_FOUND, 'Resource 
 /** A request that is not about one resource: every list, and what the rate limiter refuses. */
 const PER_ITEM: PolicyDecision = { allow: true, rule: 'per-item' };
 const RATE_LIMITED: PolicyDecision = { allow: false, rule: 'rate-limit' };
+const COMPLETION_LIMITED: PolicyDecision = { allow: false, rule: 'completion-rate-limit' };
 const UNKNOWN: PolicyDecision = { allow: false, rule: 'default' };
 /** A caller whose credential is gone: nothing is allowed. */
 const REVOKED: PolicyDecision = { allow: false, rule: POLICY_OUTCOMES.revoked };
@@ -160,7 +167,7 @@ export class AccessGate {
       const error = new JsonRpcError(JsonRpc.SERVER_ERROR, 'Rate limit exceeded', { retryAfterMs: limited.retryAfterMs });
       return this.recorded(caller, 'resources/read', uri, trace, RATE_LIMITED, 'rate_limited', this.now()).then(() => Promise.reject(error));
     }
-    return this.decided(caller, 'resources/read', 'read', uri, trace, async () => this.scoped(await this.options.resources.read(uri, signal, trace)));
+    return this.decided(caller, 'resources/read', 'read', uri, trace, async () => this.scoped(await this.options.resources.read(uri, signal, trace, caller.principal)));
   }
 
   /** `resources/subscribe` (2025) for `session`. */
@@ -202,6 +209,11 @@ export class AccessGate {
   complete(caller: Caller, params: CompleteParams, signal?: AbortSignal): Promise<CompleteResultT> {
     const trace: OperationTrace = {};
     const uri = params.ref.uri ?? '';
+    const limited = this.rules.completions?.take(caller);
+    if (limited && !limited.ok) {
+      const error = new JsonRpcError(JsonRpc.SERVER_ERROR, 'Rate limit exceeded', { retryAfterMs: limited.retryAfterMs });
+      return this.recorded(caller, 'completion/complete', uri, trace, COMPLETION_LIMITED, 'rate_limited', this.now()).then(() => Promise.reject(error));
+    }
     const target = params.ref.type === 'ref/resource' ? this.options.uris.decode(uri) : undefined;
     const decide = (): PolicyDecision => {
       if (params.ref.type !== 'ref/resource') return { allow: true, rule: 'default' }; // refused as invalid params below
@@ -219,9 +231,27 @@ export class AccessGate {
       const { total: _total, ...completion } = result.completion;
       return { ...result, completion: { ...completion, values } };
     };
-    return this.audited(caller, 'completion/complete', uri, trace, decide, async () => filtered(await this.options.resources.complete(params, signal, trace)), {
+    return this.audited(caller, 'completion/complete', uri, trace, decide, async () => filtered(await this.options.resources.complete(params, signal, trace, caller.principal)), {
       again: filtered,
     });
+  }
+
+  /**
+   * An upstream read made for the principals holding a polled subscription or listen: each pays one
+   * read from its bucket. False when none could (every holder's bucket is empty): the poll waits.
+   */
+  chargeBackground(holders: readonly Pick<Caller, 'principal' | 'roles'>[]): boolean {
+    let paid = false;
+    for (const holder of holders) if (this.rules.limiter.take(holder).ok) paid = true;
+    return paid;
+  }
+
+  /**
+   * Records a request refused because its principal is at one of its own bounds (`limit`), before
+   * the refusal is sent: outcome `rate_limited`, rule `limit:<name>`. Rejects when the log cannot be written.
+   */
+  limited(caller: Caller, method: string, limit: PrincipalLimitName, uri?: string): Promise<void> {
+    return this.recorded(caller, method, uri, {}, { allow: false, rule: `limit:${limit}` }, 'rate_limited', this.now());
   }
 
   /**
@@ -366,6 +396,8 @@ function outcomeOf(err: unknown): AuditOutcome {
         return 'timeout';
       case ErrorCodes.CANCELLED:
         return 'cancelled';
+      case ErrorCodes.LIMIT_EXCEEDED:
+        return 'rate_limited';
       default:
         return `error:${err.code}`;
     }

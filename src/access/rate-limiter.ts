@@ -1,7 +1,12 @@
-// Read rate limits: one token bucket per principal (never per session), on an injected clock, bounded in memory.
+// Rate limits (reads, completions): one token bucket per principal (never per session), on an injected clock, bounded in memory.
 import { LRUCache } from 'lru-cache';
 import type { Caller } from './caller.js';
-import type { RateLimitConfig } from '../config/schema.js';
+import type { CompletionLimitConfig, RateLimitConfig } from '../config/schema.js';
+
+/** One limit entry: a read limit (`readsPerMinute`) or a completion limit (`completionsPerMinute`). */
+export type BucketLimit = RateLimitConfig | CompletionLimitConfig;
+
+const perMinuteOf = (l: BucketLimit): number => ('readsPerMinute' in l ? l.readsPerMinute : l.completionsPerMinute);
 
 /** What {@link RateLimiter.take} looks at of the caller. */
 export type RateLimitSubject = Pick<Caller, 'principal' | 'roles'>;
@@ -41,7 +46,7 @@ const OK: TakeResult = Object.freeze({ ok: true });
  * the new `burst`.
  *
  * @example
- * const limiter = new RateLimiter(config.limits, { now: () => performance.now() });
+ * const limiter = new RateLimiter(config.limits.reads, { now: () => performance.now() });
  * const r = limiter.take(caller); // { ok: true } or { ok: false, retryAfterMs: 120 }
  */
 export class RateLimiter {
@@ -49,7 +54,7 @@ export class RateLimiter {
   private readonly buckets: LRUCache<string, Bucket>;
 
   constructor(
-    private readonly limits: readonly RateLimitConfig[],
+    private readonly limits: readonly BucketLimit[],
     options: RateLimiterOptions = {},
   ) {
     this.now = options.now ?? (() => performance.now());
@@ -57,7 +62,7 @@ export class RateLimiter {
   }
 
   /** The `limits` entry that applies to `caller` (the first that matches), or undefined: unlimited. */
-  limitFor(caller: RateLimitSubject): RateLimitConfig | undefined {
+  limitFor(caller: RateLimitSubject): BucketLimit | undefined {
     return this.limits.find(
       (l) => (l.principals === undefined || l.principals.includes(caller.principal)) && (l.roles === undefined || caller.roles.some((r) => l.roles!.includes(r))),
     );
@@ -68,7 +73,7 @@ export class RateLimiter {
     const limit = this.limitFor(caller);
     if (limit === undefined) return OK;
     const now = this.now();
-    const perMs = limit.readsPerMinute / 60_000;
+    const perMs = perMinuteOf(limit) / 60_000;
     const bucket = this.buckets.get(caller.principal);
     let tokens = limit.burst;
     if (bucket !== undefined) {

@@ -147,6 +147,12 @@ export const SubscriptionsSchema = z.strictObject({
   coalesceMs: z.number().int().min(0).default(50),
   /** Most URIs one session may be subscribed to at once; one more is refused (`-32603 Too many subscriptions`). Default: 10000. */
   maxPerSession: positiveInt().default(10_000),
+  /**
+   * Most distinct URIs one principal may be subscribed to at once, across all its sessions and 2026
+   * listens; one more is refused (`-32603 Too many subscriptions`, `data.retryAfterMs`), audited as
+   * `error:LIMIT_EXCEEDED`. Default: 1000.
+   */
+  maxPerPrincipal: positiveInt().default(1000),
 });
 
 /** Bounds on the JSON-RPC messages the proxy accepts and queues. */
@@ -166,6 +172,20 @@ export const WireSchema = z.strictObject({
    * is closed with an error log. Default: 64 MiB.
    */
   maxQueuedBytes: positiveInt().default(64 * 1024 * 1024),
+  /**
+   * HTTP: most requests one principal may have in flight at once, across its sessions and
+   * connections (2026 listens are bounded by `http.maxListensPerPrincipal` instead). One more gets
+   * 429 with `Retry-After` and a JSON-RPC error with `data.retryAfterMs`; audited as `limited`.
+   * Default: 64.
+   */
+  maxInFlightPerPrincipal: positiveInt().default(64),
+  /**
+   * HTTP: bound on the answer bytes queued for one principal that its clients have not read yet,
+   * across all its responses and streams (kernel socket buffers excluded). A principal at it gets
+   * 429 with `Retry-After` for new requests (backpressure); a response whose write takes it past the
+   * bound is closed (its connection is not reading). Default: 64 MiB.
+   */
+  maxQueuedBytesPerPrincipal: positiveInt().default(64 * 1024 * 1024),
 });
 
 /** Reconnecting upstreams that went away. */
@@ -198,6 +218,13 @@ export const HttpSchema = z.strictObject({
   sessionIdleMs: positiveInt().default(30 * 60 * 1000),
   /** Most live 2025-11-25 sessions, and (separately) most open 2026-07-28 listen streams; one more gets 503. Default: 1000. */
   maxSessions: positiveInt().default(1000),
+  /**
+   * Most live 2025-11-25 sessions one principal may hold; one more gets 429 with `Retry-After`
+   * (audited as `limited`). A refused initialize (401, 406, 415, 429) takes no session. Default: 100.
+   */
+  maxSessionsPerPrincipal: positiveInt().default(100),
+  /** Most open 2026-07-28 listen streams one principal may hold; one more gets 429 with `Retry-After`. Default: 100. */
+  maxListensPerPrincipal: positiveInt().default(100),
   /** Largest request body, in bytes; larger gets 413. Default: 4 MiB. */
   maxBodyBytes: positiveInt().default(4 * 1024 * 1024),
   /** Time to receive a request's headers (slowloris bound). Default: 10000. */
@@ -498,6 +525,43 @@ export const RateLimitSchema = z
   })
   .transform((limit) => ({ ...limit, burst: limit.burst ?? Math.max(1, Math.ceil(limit.readsPerMinute / 6)) }));
 
+/** A completion limit: who it applies to, and how fast they may ask for completions. */
+export const CompletionLimitSchema = z
+  .strictObject({
+    /** Principals this limit applies to. Default: any. */
+    principals: names('principals').optional(),
+    /** Roles this limit applies to; a caller with any one of them matches. Default: any. */
+    roles: names('roles').optional(),
+    /** Sustained `completion/complete` requests per minute allowed to one principal (across all its sessions). Required. */
+    completionsPerMinute: positiveInt(),
+    /** Completions one principal may ask for at once after being idle. Default: 10 seconds' worth, at least 1. */
+    burst: positiveInt().optional(),
+  })
+  .transform((limit) => ({ ...limit, burst: limit.burst ?? Math.max(1, Math.ceil(limit.completionsPerMinute / 6)) }));
+
+/**
+ * Rate limits per principal. Written as a list, it is the read limits (`reads`). Reads caused by a
+ * principal's polled subscriptions and listens count against its read limit too.
+ */
+const LimitsObjectSchema = z.strictObject({
+  /** Read limits; the first entry that matches a caller applies, none: unlimited. Default: []. */
+  reads: z.array(RateLimitSchema).default([]),
+  /**
+   * `completion/complete` limits, same shape with `completionsPerMinute`; the first entry that
+   * matches applies, none: unlimited. Over it: `-32000 Rate limit exceeded`, `data.retryAfterMs`. Default: [].
+   */
+  completions: z.array(CompletionLimitSchema).default([]),
+});
+const ReadLimitsSchema = z.array(RateLimitSchema);
+export const LimitsSchema = z.unknown().transform((value, ctx): z.output<typeof LimitsObjectSchema> => {
+  const parsed = Array.isArray(value) ? ReadLimitsSchema.safeParse(value) : LimitsObjectSchema.safeParse(value);
+  if (!parsed.success) {
+    for (const issue of parsed.error.issues) ctx.addIssue(issue as Parameters<typeof ctx.addIssue>[0]);
+    return z.NEVER;
+  }
+  return Array.isArray(parsed.data) ? { reads: parsed.data, completions: [] } : (parsed.data as z.output<typeof LimitsObjectSchema>);
+});
+
 /** The whole configuration file. */
 export const ConfigSchema = z
   .strictObject({
@@ -530,8 +594,11 @@ export const ConfigSchema = z
     audit: AuditSchema.optional(),
     /** Who may list, read, subscribe to and complete which resources. Default: none (everything allowed). */
     policy: PolicySchema.optional(),
-    /** Read rate limits per principal; the first entry that matches a caller applies, none: unlimited. Default: []. */
-    limits: z.array(RateLimitSchema).default([]),
+    /**
+     * Rate limits per principal: `{ reads, completions }`, or a list (the read limits alone). In
+     * each, the first entry that matches a caller applies, none: unlimited. Default: none.
+     */
+    limits: LimitsSchema.default({ reads: [], completions: [] }),
   })
   .transform((c, ctx) => {
     if (c.servers && c.mcpServers) {
@@ -593,8 +660,12 @@ export type AuditConfig = z.output<typeof AuditSchema>;
 export type PolicyConfig = z.output<typeof PolicySchema>;
 /** One validated policy rule. */
 export type PolicyRuleConfig = z.output<typeof PolicyRuleSchema>;
-/** One validated `limits` entry, `burst` filled in. */
+/** One validated read limit (`limits.reads` entry), `burst` filled in. */
 export type RateLimitConfig = z.output<typeof RateLimitSchema>;
+/** One validated `limits.completions` entry, `burst` filled in. */
+export type CompletionLimitConfig = z.output<typeof CompletionLimitSchema>;
+/** The validated `limits` block. */
+export type LimitsConfig = z.output<typeof LimitsSchema>;
 /** The configuration as written in a file (defaults optional). */
 export type FederateConfigInput = z.input<typeof ConfigSchema>;
 

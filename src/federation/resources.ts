@@ -81,7 +81,7 @@ export class FederatedResources {
    * rewrite every `contents[].uri` into its namespace. A cached read is shared by concurrent
    * callers, so one caller's cancel only ends its own wait.
    */
-  async read(uri: string, signal?: AbortSignal, trace?: OperationTrace): Promise<ReadResultT> {
+  async read(uri: string, signal?: AbortSignal, trace?: OperationTrace, principal?: string): Promise<ReadResultT> {
     const { upstream, target } = await this.route(uri, trace);
     const cache = this.deps.cache;
     let result: ReadResultT;
@@ -89,7 +89,7 @@ export class FederatedResources {
     try {
       if (cache && upstream.config.cache) {
         const { server, uri: upstreamUri } = target;
-        const load = () => upstream.request(Methods.read, { uri: upstreamUri }, ReadResult);
+        const load = () => upstream.request(Methods.read, { uri: upstreamUri }, ReadResult, undefined, principal);
         const c = this.deps.coherence;
         const hold = c && (() => c.hold(upstream, upstreamUri));
         const release = c && (() => c.release(server, upstreamUri));
@@ -99,7 +99,7 @@ export class FederatedResources {
         if (trace) trace.cache = outcome.hit ? 'hit' : 'miss';
       } else {
         if (trace) trace.cache = 'bypass';
-        result = await upstream.request(Methods.read, { uri: target.uri }, ReadResult, signal);
+        result = await upstream.request(Methods.read, { uri: target.uri }, ReadResult, signal, principal);
         hint = hintOf(result);
       }
     } catch (err) {
@@ -128,7 +128,7 @@ export class FederatedResources {
   }
 
   /** `completion/complete` for a `ref/resource`: routed by the namespaced template to its owner. */
-  async complete(params: CompleteParams, signal?: AbortSignal, trace?: OperationTrace): Promise<CompleteResultT> {
+  async complete(params: CompleteParams, signal?: AbortSignal, trace?: OperationTrace, principal?: string): Promise<CompleteResultT> {
     if (params.ref.type !== 'ref/resource' || typeof params.ref.uri !== 'string') {
       throw new ProxyError(ErrorCodes.INVALID_PARAMS, `Unknown reference: ${params.ref.name ?? params.ref.type}`);
     }
@@ -136,7 +136,7 @@ export class FederatedResources {
     if (!upstream.supports('completions')) return { completion: { values: [], hasMore: false } };
     const upstreamParams: Record<string, unknown> = { ...params, ref: { ...params.ref, uri: target.uri } };
     try {
-      return withoutHopFields(await upstream.request(Methods.complete, upstreamParams, CompleteResult, signal));
+      return withoutHopFields(await upstream.request(Methods.complete, upstreamParams, CompleteResult, signal, principal));
     } catch (err) {
       throw asNotFound(err);
     }

@@ -4,6 +4,10 @@
 export interface Session {
   /** Unique per process, for logs. */
   readonly id: string;
+  /** The principal the session acts for (its subscriptions count against its bounds); absent for the proxy's own holders. */
+  readonly principal?: string;
+  /** That principal's roles (which of its limits apply). */
+  readonly roles?: readonly string[];
   /** Sends `notifications/resources/updated` for a namespaced URI. Never throws. */
   sendUpdated(uri: string): void;
   /** Sends `notifications/resources/list_changed`. Never throws. */

@@ -20,6 +20,13 @@ export interface RelayOptions {
   coalesceMs: number;
   /** Most (server, URI) pairs one session may hold. Default: unbounded. */
   maxPerSession?: number;
+  /** Most distinct (server, URI) pairs one principal may hold across its sessions. Default: unbounded. */
+  maxPerPrincipal?: number;
+  /**
+   * Charges the principals holding a polled URI for one re-read of it (each pays from its read
+   * bucket); false when none could pay, and the poll is skipped until one can. Default: polls are free.
+   */
+  chargePoll?: (holders: readonly PollPayer[]) => boolean;
   /**
    * Called when a poller detects a change, in place of an upstream notification. The composition
    * root treats both alike (invalidate the cache, then {@link SubscriptionRelay.updated}).
@@ -27,6 +34,15 @@ export interface RelayOptions {
    */
   onPolledChange?: (server: string, uri: string) => void;
 }
+
+/** A principal a poll is made for. */
+export interface PollPayer {
+  principal: string;
+  roles: readonly string[];
+}
+
+/** What a refused subscription tells the client to wait: another subscription of its principal must end first. */
+const SUBSCRIPTION_RETRY_AFTER_MS = 1000;
 
 /** One (server, upstream URI) that at least one holder wants to hear about. */
 interface Entry {
@@ -55,6 +71,8 @@ export class SubscriptionRelay {
   private readonly entries = new Map<string, Entry>();
   private readonly bySession = new Map<Session, Set<string>>();
   private readonly bursts = new Map<Session, Map<string, Burst>>();
+  /** Per principal, the keys its sessions hold and how many of its sessions hold each. */
+  private readonly byPrincipal = new Map<string, Map<string, number>>();
   private closed = false;
 
   constructor(private readonly options: RelayOptions) {}
@@ -67,6 +85,17 @@ export class SubscriptionRelay {
     const limit = this.options.maxPerSession ?? Infinity;
     if ((this.bySession.get(session)?.size ?? 0) >= limit) {
       throw new ProxyError(ErrorCodes.LIMIT_EXCEEDED, 'Too many subscriptions', { details: { limit } });
+    }
+    const principal = session.principal;
+    if (principal !== undefined) {
+      const held = this.byPrincipal.get(principal);
+      const max = this.options.maxPerPrincipal ?? Infinity;
+      if (!held?.has(key) && (held?.size ?? 0) >= max) {
+        throw new ProxyError(ErrorCodes.LIMIT_EXCEEDED, 'Too many subscriptions', { details: { limit: max, retryAfterMs: SUBSCRIPTION_RETRY_AFTER_MS } });
+      }
+      let keysOf = held;
+      if (!keysOf) this.byPrincipal.set(principal, (keysOf = new Map()));
+      keysOf.set(key, (keysOf.get(key) ?? 0) + 1);
     }
     if (!entry) {
       entry = { server, uri, holders: new Set(), upstream: 'none', chain: Promise.resolve() };
@@ -144,14 +173,30 @@ export class SubscriptionRelay {
     this.bursts.clear();
     this.entries.clear();
     this.bySession.clear();
+    this.byPrincipal.clear();
   }
 
   private async drop(session: Session, key: string): Promise<void> {
     const entry = this.entries.get(key);
-    this.bySession.get(session)?.delete(key);
+    if (this.bySession.get(session)?.delete(key)) this.forPrincipal(session, key);
     if (!entry) return;
     entry.holders.delete(session);
     await this.reconcile(entry);
+  }
+
+  /** `session` no longer holds `key`: one less of its principal's. */
+  private forPrincipal(session: Session, key: string): void {
+    if (session.principal === undefined) return;
+    const held = this.byPrincipal.get(session.principal);
+    const n = (held?.get(key) ?? 1) - 1;
+    if (n > 0) return void held!.set(key, n);
+    held?.delete(key);
+    if (held?.size === 0) this.byPrincipal.delete(session.principal);
+  }
+
+  /** Distinct URIs `principal` holds now. */
+  heldBy(principal: string): number {
+    return this.byPrincipal.get(principal)?.size ?? 0;
   }
 
   /** Brings the upstream side of `entry` in line with whether anyone holds it; serialised per entry. */
@@ -196,10 +241,15 @@ export class SubscriptionRelay {
   private async poll(upstream: Upstream, entry: Entry): Promise<void> {
     const poll = entry.poll;
     if (!poll || poll.busy || upstream.status !== 'ready') return;
+    const payers = payersOf(entry.holders);
+    if (payers.length > 0 && this.options.chargePoll && !this.options.chargePoll(payers)) {
+      this.options.logger.debug({ server: entry.server, principals: payers.length }, 'poll paused: read limit reached');
+      return;
+    }
     poll.busy = true;
     let hash: string;
     try {
-      const result = await upstream.request(Methods.read, { uri: entry.uri }, ReadResult);
+      const result = await upstream.request(Methods.read, { uri: entry.uri }, ReadResult, undefined, payers[0]?.principal);
       hash = createHash('sha256').update(JSON.stringify(result.contents)).digest('base64');
     } catch (err) {
       hash = `error:${(err as ProxyError).code ?? 'unknown'}`;
@@ -241,6 +291,15 @@ export class SubscriptionRelay {
     };
     perSession.set(uri, arm());
   }
+}
+
+/** The principals holding an entry, each once (the proxy's own holders have none and pay nothing). */
+function payersOf(holders: Iterable<Session>): PollPayer[] {
+  const seen = new Map<string, PollPayer>();
+  for (const s of holders) {
+    if (s.principal !== undefined && !seen.has(s.principal)) seen.set(s.principal, { principal: s.principal, roles: s.roles ?? [] });
+  }
+  return [...seen.values()];
 }
 
 /** True when `parent` is `uri` itself or a URI the spec would call its parent (`a/` of `a/b`). */

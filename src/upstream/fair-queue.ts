@@ -1,15 +1,15 @@
-// One upstream's request queue: bounded concurrency (p-queue), a fair share per key, and deadlines that count the wait.
-import PQueue from 'p-queue';
+// One upstream's request queue: bounded concurrency, a fair share per key, round-robin across principals, deadlines that count the wait.
 
 /** A task that could not start at once. */
 interface Waiter {
   key: string;
+  principal: string;
   deadline: number;
-  /** Runs the task and settles the caller's promise with it, unless the waiter is already done. */
-  run: () => Promise<void>;
+  /** Runs the task and settles the caller's promise with it. */
+  start: () => void;
   /** Rejects the caller's promise (the deadline passed, or the queue was cleared) and marks the waiter done. */
   fail: (err?: unknown) => void;
-  /** Started (it settles through its task) or expired (already rejected): either way, done waiting. */
+  /** Started or expired: either way, done waiting. */
   done: boolean;
 }
 
@@ -19,24 +19,34 @@ export interface FairQueueOptions {
   now?: () => number;
 }
 
+/** Principal of tasks that name none (one shared principal: the old behaviour). */
+const NOBODY = '';
+
 /**
- * Runs tasks with at most `concurrency` at once (p-queue), admits at most half of that per key (at
- * least one), and rejects a task still waiting at its deadline without ever starting it. With
- * `concurrency` 4, forty reads of a hung URI hold two slots and wait behind each other, while a
- * read of any other URI still finds a slot; and each of the forty is answered by its own deadline,
- * not after the ones ahead of it have timed out.
+ * Runs tasks with at most `concurrency` at once, and:
+ *
+ * - admits at most half of the slots per key (at least one): with `concurrency` 4, forty reads of a
+ *   hung URI hold two slots and wait behind each other, while a read of any other URI still finds one;
+ * - admits at most `concurrency - reserve` per principal, `reserve` being an eighth of the slots
+ *   (none below 8), so with the default 16 one principal's slow reads leave two slots to the others;
+ * - hands each freed slot to the next principal in round-robin order that has an eligible waiter,
+ *   so one principal's queue, however long, never makes another's task wait for more than the
+ *   next freed slot;
+ * - rejects a task still waiting at its deadline without ever starting it: each of the forty is
+ *   answered by its own deadline, not after the ones ahead of it have timed out.
  *
  * Deadlines cost one timer per queue, not one per task: tasks wait in arrival order, and callers
  * give deadlines in that order (now + a fixed timeout), so the head of the line expires first.
  */
 export class FairQueue {
-  private readonly queue: PQueue;
   private readonly perKey: number;
+  private readonly perPrincipal: number;
   private readonly now: () => number;
-  /** Tasks of each key admitted to p-queue (waiting there or running). */
-  private readonly admitted = new Map<string, number>();
-  /** Per key, waiters beyond its share, oldest first. */
-  private readonly overShare = new Map<string, Waiter[]>();
+  private running = 0;
+  private readonly runningByKey = new Map<string, number>();
+  private readonly runningByPrincipal = new Map<string, number>();
+  /** Per principal (in round-robin order: the one served last moves to the end), per key, waiters oldest first. */
+  private readonly queues = new Map<string, Map<string, Waiter[]>>();
   /** Every waiter, oldest (earliest deadline) first; done ones are dropped lazily. */
   private readonly line: Waiter[] = [];
   private timer: NodeJS.Timeout | undefined;
@@ -46,51 +56,48 @@ export class FairQueue {
     readonly concurrency: number,
     options: FairQueueOptions = {},
   ) {
-    this.queue = new PQueue({ concurrency });
     this.perKey = Math.max(1, Math.floor(concurrency / 2));
+    this.perPrincipal = concurrency - (concurrency >= 8 ? Math.floor(concurrency / 8) : 0);
     this.now = options.now ?? (() => performance.now());
   }
 
   /**
-   * Runs `task` when its key's share and a slot allow. If it has not started by `deadline` (on the
-   * queue's clock), the returned promise rejects with `expired()` and the task never runs.
+   * Runs `task` when a slot, its key's share and its principal's share allow. If it has not started
+   * by `deadline` (on the queue's clock), the returned promise rejects with `expired()` and the task
+   * never runs. `principal` is who the task is for (default: one shared principal).
    */
-  run<T>(key: string, task: () => Promise<T>, deadline: number, expired: () => unknown): Promise<T> {
-    const count = this.admitted.get(key) ?? 0;
-    if (count < this.perKey && this.queue.pending + this.queue.size < this.concurrency) {
-      this.admitted.set(key, count + 1);
-      return this.queue.add(task).finally(() => this.release(key));
-    }
+  run<T>(key: string, task: () => Promise<T>, deadline: number, expired: () => unknown, principal: string = NOBODY): Promise<T> {
     return new Promise<T>((resolve, reject) => {
       const waiter: Waiter = {
         key,
+        principal,
         deadline,
         done: false,
-        run: async () => {
-          if (waiter.done) return; // expired while queued: its slot passes straight on
+        start: () => {
           waiter.done = true;
-          this.prune();
+          this.take(key, principal);
+          let result: Promise<T>;
           try {
-            resolve(await task());
+            result = task();
           } catch (err) {
-            reject(err);
+            result = Promise.reject(err);
           }
+          void result.then(resolve, reject).finally(() => this.release(key, principal));
         },
         fail: (err = expired()) => {
+          if (waiter.done) return;
           waiter.done = true;
           reject(err);
         },
       };
+      if (this.canStart(key, principal)) return waiter.start();
       this.line.push(waiter);
       this.armTimer(deadline);
-      if (count < this.perKey) {
-        this.admitted.set(key, count + 1);
-        this.submit(waiter);
-      } else {
-        let waiting = this.overShare.get(key);
-        if (!waiting) this.overShare.set(key, (waiting = []));
-        waiting.push(waiter);
-      }
+      let byKey = this.queues.get(principal);
+      if (!byKey) this.queues.set(principal, (byKey = new Map()));
+      let queue = byKey.get(key);
+      if (!queue) byKey.set(key, (queue = []));
+      queue.push(waiter);
     });
   }
 
@@ -104,9 +111,9 @@ export class FairQueue {
     return this.line.length;
   }
 
-  /** True when a task for `key` added now would not start at once. */
-  wouldWait(key: string): boolean {
-    return (this.admitted.get(key) ?? 0) >= this.perKey || this.queue.pending + this.queue.size >= this.concurrency;
+  /** True when a task for `key` (and `principal`) added now would not start at once. */
+  wouldWait(key: string, principal: string = NOBODY): boolean {
+    return !this.canStart(key, principal);
   }
 
   /** Rejects every task that has not started with `error`, and stops the timer. */
@@ -114,29 +121,63 @@ export class FairQueue {
     clearTimeout(this.timer);
     this.timer = undefined;
     this.timerAt = Infinity;
-    this.queue.clear();
-    for (const w of this.line.splice(0)) if (!w.done) w.fail(error);
-    this.overShare.clear();
+    for (const w of this.line.splice(0)) w.fail(error);
+    this.queues.clear();
   }
 
-  /** Puts an admitted waiter into p-queue: it runs its task in the slot p-queue gives it, unless it expired meanwhile. */
-  private submit(waiter: Waiter): void {
-    void this.queue.add(waiter.run).finally(() => this.release(waiter.key));
+  private canStart(key: string, principal: string): boolean {
+    return (
+      this.running < this.concurrency &&
+      (this.runningByKey.get(key) ?? 0) < this.perKey &&
+      (this.runningByPrincipal.get(principal) ?? 0) < this.perPrincipal
+    );
   }
 
-  private release(key: string): void {
-    const waiting = this.overShare.get(key);
-    while (waiting && waiting.length > 0) {
-      const next = waiting.shift()!;
-      if (next.done) continue;
-      if (waiting.length === 0) this.overShare.delete(key);
-      this.submit(next); // keeps the key's admitted count: one left, one enters
-      return;
+  private take(key: string, principal: string): void {
+    this.running++;
+    this.runningByKey.set(key, (this.runningByKey.get(key) ?? 0) + 1);
+    this.runningByPrincipal.set(principal, (this.runningByPrincipal.get(principal) ?? 0) + 1);
+  }
+
+  private release(key: string, principal: string): void {
+    this.running--;
+    decrement(this.runningByKey, key);
+    decrement(this.runningByPrincipal, principal);
+    this.pump();
+  }
+
+  /** Starts waiters while slots are free: each time the first principal in turn with an eligible one, which then goes last. */
+  private pump(): void {
+    while (this.running < this.concurrency) {
+      let next: Waiter | undefined;
+      for (const [principal, byKey] of this.queues) {
+        if ((this.runningByPrincipal.get(principal) ?? 0) >= this.perPrincipal) continue;
+        next = this.eligible(byKey);
+        if (byKey.size === 0) this.queues.delete(principal);
+        if (!next) continue;
+        if (this.queues.delete(principal)) this.queues.set(principal, byKey); // its turn is over
+        break;
+      }
+      if (!next) return;
+      next.start();
+      this.prune();
     }
-    if (waiting) this.overShare.delete(key);
-    const count = (this.admitted.get(key) ?? 1) - 1;
-    if (count <= 0) this.admitted.delete(key);
-    else this.admitted.set(key, count);
+  }
+
+  /** The oldest waiter of the first key (in arrival order) under its share, taken off its queue; done ones are dropped on the way. */
+  private eligible(byKey: Map<string, Waiter[]>): Waiter | undefined {
+    for (const [key, queue] of byKey) {
+      while (queue.length > 0 && queue[0]!.done) queue.shift();
+      if (queue.length === 0) {
+        byKey.delete(key);
+        continue;
+      }
+      if ((this.runningByKey.get(key) ?? 0) >= this.perKey) continue;
+      const w = queue.shift()!;
+      if (queue.length === 0) byKey.delete(key);
+      return w;
+    }
+    return undefined;
   }
 
   /** Drops started and expired waiters from the head of the line, so it holds only what still waits. */
@@ -167,6 +208,23 @@ export class FairQueue {
       if (head.deadline > now) return this.armTimer(head.deadline);
       this.line.shift();
       head.fail();
+      this.dropHead(head);
     }
   }
+
+  /** An expired waiter usually heads its key's queue: drop it (and done ones behind it) at once, so a hung key holds no dead waiters. */
+  private dropHead(w: Waiter): void {
+    const byKey = this.queues.get(w.principal);
+    const queue = byKey?.get(w.key);
+    if (!byKey || !queue) return;
+    while (queue.length > 0 && queue[0]!.done) queue.shift();
+    if (queue.length === 0) byKey.delete(w.key);
+    if (byKey.size === 0) this.queues.delete(w.principal);
+  }
+}
+
+function decrement(map: Map<string, number>, key: string): void {
+  const n = (map.get(key) ?? 1) - 1;
+  if (n <= 0) map.delete(key);
+  else map.set(key, n);
 }

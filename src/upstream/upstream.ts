@@ -47,7 +47,7 @@ export type ResultSchema<T> = z.ZodType<T>;
 
 /**
  * One shared client session to an upstream, used by every downstream session. Requests go through
- * a {@link FairQueue} bounded by `concurrency` with a fair share per URI; `timeoutMs` bounds each
+ * a {@link FairQueue} bounded by `concurrency` with a fair share per URI and per principal; `timeoutMs` bounds each
  * request from the moment it is made, queue wait included; aborting the caller's signal removes a
  * queued request or cancels it upstream (`notifications/cancelled`).
  */
@@ -251,12 +251,14 @@ export class Upstream {
    * Sends one request. Throws ProxyError: UPSTREAM_UNAVAILABLE (not connected / connection lost),
    * UPSTREAM_TIMEOUT (no answer within `timeoutMs` of this call, queue wait included), CANCELLED
    * (the caller's signal), RESPONSE_TOO_LARGE, or UPSTREAM_ERROR with `details.rpcCode`.
+   * `principal` is who the request is for: slots are shared fairly across principals (see {@link FairQueue}).
    */
   async request<T>(
     method: string,
     params: Record<string, unknown> | undefined,
     schema: ResultSchema<T>,
     signal?: AbortSignal,
+    principal?: string,
   ): Promise<T> {
     const client = this.client;
     if (this.status !== 'ready' || client === undefined) {
@@ -273,7 +275,7 @@ export class Upstream {
       return client.request({ method, params } as never, schema, signal ? { signal, timeout } : { timeout });
     };
     try {
-      return await this.queue.run(key, send, deadline, this.queuedTimeout);
+      return await this.queue.run(key, send, deadline, this.queuedTimeout, principal);
     } catch (err) {
       if (!signal?.aborted && isConnectionLost(err) && this.client === client) {
         // A restarted HTTP server answers 404 for our old session; a stopped one fails the fetch.

@@ -140,6 +140,37 @@ describe('subscription relay', () => {
     expect(stats.reads.get('doc://1')).toBe(after); // polling stopped with the last holder
   });
 
+  it('pays for polls from the holders’ read buckets: with every holder’s bucket empty the poll waits, and resumes as it refills', async () => {
+    vi.useFakeTimers({ toFake: ['setTimeout', 'clearTimeout', 'setInterval', 'clearInterval'] });
+    let now = 0; // the rate limiter's clock, moved by hand
+    const stats = newStats();
+    await using h = await startHarness({
+      upstreams: { p: () => createUpstreamServer({ read: (u) => text(u, 'same') }, stats).server },
+      config: { subscriptions: { pollIntervalMs: 1000, coalesceMs: 0 }, limits: { reads: [{ principals: ['poller'], readsPerMinute: 60, burst: 2 }] } },
+      now: () => now,
+    });
+    const reads = () => stats.reads.get('doc://1') ?? 0;
+    const paused = () => h.logs.filter((l) => l.msg === 'poll paused: read limit reached').length;
+    const poller = await h.client({ principal: 'poller', roles: [], transport: 'stdio' });
+    await poller.subscribeResource({ uri: 'p+doc://1' }); // the baseline read: one of the two tokens
+    expect(reads()).toBe(1);
+    await vi.advanceTimersByTimeAsync(5000); // five polls due, one token left
+    expect(reads()).toBe(2);
+    expect(paused()).toBe(4);
+    now += 1000; // one token back
+    await vi.advanceTimersByTimeAsync(3000);
+    expect(reads()).toBe(3);
+    expect(paused()).toBe(6);
+    // Its own reads draw on the same bucket, now empty.
+    await expect(poller.readResource({ uri: 'p+doc://1' })).rejects.toThrow('Rate limit exceeded');
+    // A principal without a limit holding the same URI pays for the polls: they go on for both.
+    const other = await h.client({ principal: 'other', roles: [], transport: 'stdio' });
+    await other.subscribeResource({ uri: 'p+doc://1' });
+    await vi.advanceTimersByTimeAsync(3000);
+    expect(reads()).toBe(6);
+    expect(paused()).toBe(6);
+  });
+
   it('bounds the URIs one session may hold: one more is refused, the others and other sessions are unaffected', async () => {
     await using h = await startHarness({
       upstreams: { a: () => createUpstreamServer({ subscribe: true }).server },

@@ -470,7 +470,7 @@ describe('policy and limits', () => {
   it('no policy block stays absent; limits default to none', () => {
     const c = parse({ servers });
     expect(c.policy).toBeUndefined();
-    expect(c.limits).toEqual([]);
+    expect(c.limits).toEqual({ reads: [], completions: [] });
   });
 
   it('fills the policy default and keeps rules as written', () => {
@@ -522,7 +522,23 @@ describe('policy and limits', () => {
     [{ readsPerMinute: 1 }, 1],
     [{ readsPerMinute: 600, burst: 50 }, 50],
   ])('limits %j get burst %i', (limit, burst) => {
-    expect(parse({ servers, limits: [{ roles: ['eng'], ...limit }] }).limits).toEqual([{ roles: ['eng'], ...limit, burst }]);
+    expect(parse({ servers, limits: [{ roles: ['eng'], ...limit }] }).limits.reads).toEqual([{ roles: ['eng'], ...limit, burst }]);
+  });
+
+  it('limits as { reads, completions }: completions get a burst too; the per-principal bounds have defaults', () => {
+    const c = parse({ servers, limits: { reads: [{ readsPerMinute: 60 }], completions: [{ principals: ['bot'], completionsPerMinute: 12 }] } });
+    expect(c.limits).toEqual({ reads: [{ readsPerMinute: 60, burst: 10 }], completions: [{ principals: ['bot'], completionsPerMinute: 12, burst: 2 }] });
+    expect(parse({ servers, http: {} }).http).toMatchObject({ maxSessionsPerPrincipal: 100, maxListensPerPrincipal: 100 });
+    expect(c.wire).toMatchObject({ maxInFlightPerPrincipal: 64, maxQueuedBytesPerPrincipal: 64 * 1024 * 1024 });
+    expect(c.subscriptions.maxPerPrincipal).toBe(1000);
+  });
+
+  it.each([
+    [{ servers, limits: { completions: [{ readsPerMinute: 5 }] } }, 'limits.completions[0]'],
+    [{ servers, limits: { writes: [] } }, 'limits: unknown field'],
+    [{ servers, http: { maxSessionsPerPrincipal: 0 } }, 'http.maxSessionsPerPrincipal'],
+  ])('refuses bad limits %j', (input, message) => {
+    expect(() => parse(input)).toThrow(message);
   });
 
   it('a policy error in a file names the file, the path and the problem', async () => {

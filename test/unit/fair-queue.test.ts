@@ -91,4 +91,48 @@ describe('FairQueue', () => {
     expect(q.waiting).toBe(0);
     expect(q.lineLength).toBe(0);
   });
+
+  it('keeps slots for other principals: one principal with slow tasks on many keys never holds them all', async () => {
+    const q = new FairQueue(16); // the default concurrency: one principal may hold 14
+    const hung = deferred();
+    let hogging = 0;
+    const hog = Array.from({ length: 40 }, (_, i) =>
+      q.run(`slow${i}`, async () => {
+        hogging++;
+        await hung.promise;
+      }, later(), timedOut, 'mallory'),
+    );
+    expect(hogging).toBe(14);
+    expect(q.wouldWait('fast', 'mallory')).toBe(true);
+    expect(q.wouldWait('fast', 'alice')).toBe(false);
+    expect(await q.run('fast', async () => 'ran', later(), timedOut, 'alice')).toBe('ran');
+    hung.resolve();
+    await Promise.all(hog);
+    expect(hogging).toBe(40);
+  });
+
+  it('hands freed slots round-robin across principals, not in arrival order', async () => {
+    const q = new FairQueue(1);
+    const gates = new Map<string, { resolve: () => void }>();
+    const order: string[] = [];
+    const task = (name: string) => async () => {
+      order.push(name);
+      const g = deferred();
+      gates.set(name, g);
+      await g.promise;
+    };
+    const all = [
+      q.run('k', task('m0'), later(), timedOut, 'mallory'),
+      ...Array.from({ length: 5 }, (_, i) => q.run(`m${i + 1}`, task(`m${i + 1}`), later(), timedOut, 'mallory')),
+      q.run('a', task('a0'), later(), timedOut, 'alice'),
+      q.run('b', task('b0'), later(), timedOut, 'bob'),
+    ];
+    for (let i = 0; i < 8; i++) {
+      await new Promise((r) => setImmediate(r));
+      gates.get(order.at(-1)!)!.resolve();
+    }
+    await Promise.all(all);
+    // After mallory's first task, alice and bob each wait for one freed slot, not for mallory's five queued ones.
+    expect(order.slice(0, 4)).toEqual(['m0', 'm1', 'a0', 'b0']);
+  });
 });

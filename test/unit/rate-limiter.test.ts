@@ -10,7 +10,7 @@ function fakeClock(start = 1_000) {
 }
 
 /** Limits as the config yields them (burst defaults filled in). */
-const limitsOf = (limits: FederateConfigInput['limits']) => parseConfig({ servers: { a: { command: 'x' } }, limits }, { env: {} }).limits;
+const limitsOf = (limits: FederateConfigInput['limits']) => parseConfig({ servers: { a: { command: 'x' } }, limits }, { env: {} }).limits.reads;
 
 const alice: RateLimitSubject = { principal: 'alice', roles: ['eng'] };
 const bob: RateLimitSubject = { principal: 'bob', roles: ['eng'] };

@@ -22,7 +22,8 @@ import { readableId } from '../../wire/envelope.js';
 import { errorText, spelledId } from '../../wire/raw-id.js';
 import { serveListen, type OpenListen } from './listen-stream.js';
 import { isModernRequest } from './request-era.js';
-import { HttpSessionTransport } from './session-transport.js';
+import { HttpSessionTransport, refusePost } from './session-transport.js';
+import { PrincipalBounds, type PrincipalWireLimits } from './principal-bounds.js';
 
 /** A clock for idle expiry. */
 export interface HttpClock {
@@ -42,6 +43,8 @@ export interface HttpEndpointOptions {
   maxQueuedBytes: number;
   /** Deepest JSON nesting accepted in a request body (`wire.maxDepth`); deeper gets 400 `-32600`. Default: 1000. */
   maxDepth?: number;
+  /** Per-principal bounds on requests in flight and unread answer bytes. Default: the `wire` defaults (64, 64 MiB). */
+  perPrincipal?: PrincipalWireLimits;
   /** Clock for idle expiry. Default: `Date`. */
   clock?: HttpClock;
   /** How often idle sessions are swept; 0 never (tests call `sweep()`). Default: min(sessionIdleMs / 4, 60 s). */
@@ -89,6 +92,8 @@ interface LegacySession {
   lastActive: number;
   /** Requests and GET streams in progress: a session with one open is not idle. */
   busy: number;
+  /** Gives back the principal's session count. */
+  release: () => void;
 }
 
 const json = (res: ServerResponse, status: number, body: unknown, headers: Record<string, string> = {}) => {
@@ -131,6 +136,7 @@ export function createHttpEndpoint(options: HttpEndpointOptions): HttpEndpoint {
   const jwtNow = options.now ? () => options.now!().getTime() : () => Date.now();
   const identities = new LiveIdentities({ now: jwtNow });
   let requests = 0;
+  const bounds = new PrincipalBounds({ proxy, logger, http: config, ...(options.perPrincipal ? { wire: options.perPrincipal } : {}) });
   let closing: Promise<void> | undefined;
   let base = '';
 
@@ -205,6 +211,7 @@ export function createHttpEndpoint(options: HttpEndpointOptions): HttpEndpoint {
       });
     }
 
+    if (await bounds.refusedForOutput(req, res, who)) return;
     let body: unknown;
     let text = '';
     if (req.method === 'POST') {
@@ -230,6 +237,7 @@ export function createHttpEndpoint(options: HttpEndpointOptions): HttpEndpoint {
         return void res.writeHead(400, { 'content-type': 'application/json' }).end(answer);
       }
     }
+    if (await bounds.refusedInFlight(req, res, who, body)) return;
     const protocolHeader = header(req, 'mcp-protocol-version');
     if (isModernRequest(req.method, protocolHeader, body)) return serveModern(req, res, body, who, text);
     return serveLegacy(req, res, body, who, text);
@@ -272,6 +280,9 @@ export function createHttpEndpoint(options: HttpEndpointOptions): HttpEndpoint {
         logger.warn({ limit: config.maxSessions }, 'http: listen refused: maxSessions open listens');
         return json(res, 503, rpcError(-32000, 'Too many open listens'), { 'retry-after': '1' });
       }
+      const releaseListen = await bounds.listen(res, caller);
+      if (!releaseListen) return;
+      res.once('close', releaseListen);
       logger.debug({ principal: caller.principal, session: caller.session }, 'http: listen');
       // The listen acts for its credential as resolved now: refreshed or closed by a reload, closed at its expiry.
       let downstream: DownstreamSession | undefined;
@@ -318,10 +329,14 @@ export function createHttpEndpoint(options: HttpEndpointOptions): HttpEndpoint {
     if (req.method !== 'POST' || !isInitialize(body)) {
       return json(res, 400, rpcError(-32000, 'Bad Request: Mcp-Session-Id header is required'));
     }
+    const refused = refusePost(req); // a refused initialize takes no session
+    if (refused) return json(res, refused.status, rpcError(-32000, refused.message));
     if (sessions.size >= config.maxSessions) {
       logger.warn({ limit: config.maxSessions }, 'http: session refused: maxSessions reached');
       return json(res, 503, rpcError(-32000, 'Too many sessions'), { 'retry-after': '1' });
     }
+    const releaseSession = await bounds.session(res, who, (body as { id?: string | number }).id);
+    if (!releaseSession) return;
     const sessionId = randomBytes(16).toString('base64url'); // 128 bits from the CSPRNG
     const downstream = proxy.openSession({ id: sessionId, caller: { principal: who.principal, roles: who.roles, transport: 'http' } });
     const transport = new HttpSessionTransport(sessionId, {
@@ -346,6 +361,7 @@ export function createHttpEndpoint(options: HttpEndpointOptions): HttpEndpoint {
       downstream,
       lastActive: clock.now(),
       busy: 0,
+      release: releaseSession,
     };
     sessions.set(sessionId, session);
     logger.info({ session: sessionId, principal: who.principal }, 'http: session opened');
@@ -370,6 +386,7 @@ export function createHttpEndpoint(options: HttpEndpointOptions): HttpEndpoint {
     if (!session) return;
     sessions.delete(id);
     session.held.release();
+    session.release();
     session.downstream.close();
     void session.transport.close(); // idempotent: a no-op when the transport is what ended it
     logger.info({ session: id, principal: session.principal, why }, 'http: session closed');

@@ -22,6 +22,21 @@ const json = (res: ServerResponse, status: number, body: unknown, headers: Recor
 const rpcError = (code: number, message: string) => ({ jsonrpc: '2.0', error: { code, message }, id: null });
 
 /**
+ * What a POST gets before its body is looked at: 406 (Accept lacks JSON or SSE), 415 (Content-Type
+ * is not JSON); undefined when it may go on. The endpoint asks before an initialize takes a session.
+ */
+export function refusePost(req: IncomingMessage): { status: 406 | 415; message: string } | undefined {
+  const accept = req.headers.accept ?? '';
+  if (!accept.includes('application/json') || !accept.includes('text/event-stream')) {
+    return { status: 406, message: 'Not Acceptable: Client must accept both application/json and text/event-stream' };
+  }
+  if (!isJsonContentType(req.headersDistinct['content-type'])) {
+    return { status: 415, message: 'Unsupported Media Type: Content-Type must be application/json' };
+  }
+  return undefined;
+}
+
+/**
  * The server side of one stateful Streamable HTTP session (MCP 2025-11-25), lean: a POSTed request
  * is answered with one `application/json` body when its response is sent (the facade sends nothing
  * else related to a request), notifications and responses get 202, server-initiated notifications
@@ -110,13 +125,8 @@ export class HttpSessionTransport implements Transport {
   }
 
   private post(req: IncomingMessage, res: ServerResponse, body: unknown, text: string, extra?: MessageExtraInfo): void {
-    const accept = req.headers.accept ?? '';
-    if (!accept.includes('application/json') || !accept.includes('text/event-stream')) {
-      return json(res, 406, rpcError(-32000, 'Not Acceptable: Client must accept both application/json and text/event-stream'), this.idHeader);
-    }
-    if (!isJsonContentType(req.headersDistinct['content-type'])) {
-      return json(res, 415, rpcError(-32000, 'Unsupported Media Type: Content-Type must be application/json'), this.idHeader);
-    }
+    const refused = refusePost(req);
+    if (refused) return json(res, refused.status, rpcError(-32000, refused.message), this.idHeader);
     if (typeof body !== 'object' || body === null || Array.isArray(body)) {
       return json(res, 400, rpcError(-32600, 'Invalid Request: one JSON-RPC message per POST (2025-11-25 has no batches)'), this.idHeader);
     }
