@@ -32,6 +32,8 @@ export interface LoadedConfig {
   filepath: string;
   /** Top-level keys of the file that are not ours and were ignored (another client's settings). */
   ignoredKeys: string[];
+  /** Our top-level keys the file writes out (`mcpServers` as `servers`), in file order: what a reload compares as "spelled out". */
+  written: string[];
 }
 
 /** A validated configuration and the top-level keys set aside on the way. */
@@ -39,6 +41,8 @@ export interface ParsedConfig {
   config: FederateConfig;
   /** Top-level keys that are not ours (nor a typo of ours), in file order; not validated, not interpolated. */
   ignoredKeys: string[];
+  /** Our top-level keys the input writes out (`mcpServers` as `servers`), in input order. */
+  written: string[];
 }
 
 /** Options of {@link loadConfig}. */
@@ -102,10 +106,10 @@ export async function loadConfig(options: LoadConfigOptions = {}): Promise<Loade
       `no configuration found from ${cwd} (looked for ${CONFIG_SEARCH_PLACES.join(', ')}); pass --config <file>`,
     );
   }
-  const { config, ignoredKeys } = validateConfig(found.config, { env: options.env ?? process.env, file: found.filepath });
+  const { config, ignoredKeys, written } = validateConfig(found.config, { env: options.env ?? process.env, file: found.filepath });
   const block = isObject(found.config) && found.config.servers === undefined && 'mcpServers' in found.config ? 'mcpServers' : 'servers';
   const resolved = await resolvePaths(config, path.dirname(found.filepath), `${found.filepath}: ${block}`);
-  return { config: resolved, filepath: found.filepath, ignoredKeys };
+  return { config: resolved, filepath: found.filepath, ignoredKeys, written };
 }
 
 /**
@@ -143,7 +147,8 @@ export function validateConfig(
   const interpolated = interpolateEnv(ours, options.env, [], prefix);
   const result = ConfigSchema.safeParse(interpolated);
   if (!result.success) throw new ProxyError(ErrorCodes.CONFIG_INVALID, prefix + formatIssues(result.error.issues));
-  return { config: result.data, ignoredKeys };
+  const written = isObject(ours) ? [...new Set(Object.keys(ours).map((k) => (k === 'mcpServers' ? 'servers' : k)))] : [];
+  return { config: result.data, ignoredKeys, written };
 }
 
 /** Replaces `${VAR}` (or `${VAR:-default}`) in every string; an unset variable is an error naming it. */
