@@ -236,6 +236,24 @@ describe('--watch', () => {
     }
   });
 
+  it('a config file moved away is logged and the running config kept; written back, it is followed again', async () => {
+    const base = { servers: SERVERS, stdio: STDIO };
+    const proxy = await ProxyProcess.start({ ...base, policy: POLICY }, { logLevel: 'info', args: ['--watch'] });
+    try {
+      renameSync(proxy.configFile, `${proxy.configFile}.moved`);
+      const gone = await within(proxy.waitForLog((r) => r.msg === INVALID && r.why === 'file changed'), 'the missing-file log');
+      expect(String(gone.err)).toMatch(/ENOENT/);
+      expect(await rpcError(proxy.client.readResource({ uri: 'fx+fixture://res/1' }))).toEqual(notFound('fx+fixture://res/1'));
+      saveByRename(proxy.configFile, { ...base, policy: { default: 'allow' } });
+      const applied = await within(proxy.waitForLog((r) => r.msg === RELOADED), 'the reload');
+      expect(applied.changed).toEqual(['policy']);
+      await proxy.client.readResource({ uri: 'fx+fixture://res/1' });
+      expect(proxy.logs().filter((r) => r.msg === INVALID)).toHaveLength(1);
+    } finally {
+      await proxy[Symbol.asyncDispose]();
+    }
+  });
+
   it('50 rename-replace saves under a read load are each applied, in order', { timeout: 120_000 }, async () => {
     const base = { servers: SERVERS, stdio: STDIO };
     const policyFor = (i: number) => ({ default: 'deny', rules: [{ id: `gen-${i}`, effect: 'allow', resources: [`fx+fixture://res/${i % 5}`] }] });
