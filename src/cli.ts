@@ -168,9 +168,9 @@ async function main(argv: string[]): Promise<number> {
   reloads.on((next, plan) => {
     const { added, removed, restarted } = plan.servers;
     if (added.length + removed.length + restarted.length === 0) return;
-    void proxy.applyServers(next.config, plan.servers).then(() => logger.info({ added, removed, restarted }, 'upstreams reloaded'));
+    void proxy.applyServers(next, plan.servers).then(() => logger.info({ added, removed, restarted }, 'upstreams reloaded'));
   });
-  reloads.on((next) => proxy.reload(next.config));
+  reloads.on((next) => proxy.reload(next));
   if (http) return serveHttp(proxy, http, config, logger, stopRequested, () => Promise.all([early.close(), reloads.close()]).then(() => undefined), reloads);
   const transport = new LineTransport(process.stdin, process.stdout, {
     maxMessageBytes: config.wire.maxMessageBytes,
@@ -232,7 +232,7 @@ async function serveHttp(
   const { createHttpEndpoint } = await import('./serve/http/endpoint.js');
   if (!config.auth) logger.warn({ host: http.host }, 'no "auth" block: every HTTP request is the principal "anonymous" (loopback only)');
   const endpoint = createHttpEndpoint({ proxy, config: http, auth: config.auth, logger, maxQueuedBytes: config.wire.maxQueuedBytes });
-  reloads.on((next) => endpoint.reloadAuth(next.config.auth));
+  reloads.on((next) => endpoint.reloadAuth(next.auth));
   const url = await endpoint.listen();
   logger.info({ url: url.href }, 'listening');
   void proxy.start().then(() => logger.info('upstreams started'));

@@ -1,12 +1,13 @@
 // Configuration reloads: read the whole file, validate, refuse weakenings, hand the rest to the appliers at once.
 import { readFile } from 'node:fs/promises';
 import { loadConfig, type LoadedConfig } from './load.js';
+import type { FederateConfig } from './schema.js';
 import { planReload, type ReloadContext, type ReloadPlan, type ReloadSide } from './reload-diff.js';
 import { watchFile, type FileWatch } from './watch-file.js';
 import type { Logger } from '../logger.js';
 
 /** Applies an accepted reload; runs synchronously, all appliers in the same tick. Must not throw. */
-export type ReloadApplier = (next: LoadedConfig, plan: ReloadPlan) => void;
+export type ReloadApplier = (next: FederateConfig, plan: ReloadPlan) => void;
 
 /** Options of {@link createReloader}. */
 export interface ReloaderOptions {
@@ -85,7 +86,7 @@ export function createReloader(options: ReloaderOptions): Reloader {
     running = next;
     for (const apply of appliers) {
       try {
-        apply(next, plan);
+        apply(next.config, plan);
       } catch (err) {
         logger.error({ why, config: file, err: String(err) }, 'configuration reload: applying failed part-way');
       }
