@@ -1,7 +1,7 @@
 // servers edits applied in place: restarted upstreams keep their subscribers, removed ones are forgotten, routing follows.
 import { describe, expect, it } from 'vitest';
 import type { Client } from '@modelcontextprotocol/sdk/client/index.js';
-import { ResourceListChangedNotificationSchema, ResourceUpdatedNotificationSchema } from '@modelcontextprotocol/sdk/types.js';
+import { ListResourcesRequestSchema, ResourceListChangedNotificationSchema, ResourceUpdatedNotificationSchema } from '@modelcontextprotocol/sdk/types.js';
 import { parseConfig } from '../../src/config/load.js';
 import { planReload } from '../../src/config/reload-diff.js';
 import type { Proxy } from '../../src/proxy.js';
@@ -84,6 +84,38 @@ describe('servers reload (in process)', () => {
     const listed = (await client.listResources()).resources.map((r) => r.uri);
     expect(listed).toEqual(['b+y://1', 'c+z://1']);
     expect((await client.readResource({ uri: 'c+z://1' })).contents[0]).toMatchObject({ uri: 'c+z://1' });
+  });
+
+  it('a list page in progress across a servers reload issues a cursor of the old set, refused as stale', async () => {
+    let release!: () => void;
+    const gate = new Promise<void>((resolve) => (release = resolve));
+    let entered!: () => void;
+    const listing = new Promise<void>((resolve) => (entered = resolve));
+    await using h = await startHarness({
+      upstreams: {
+        a: () => {
+          const up = createUpstreamServer({});
+          up.server.setRequestHandler(ListResourcesRequestSchema, async () => {
+            entered();
+            await gate;
+            return { resources: [{ uri: 'x://1', name: 'x1' }], nextCursor: 'more' };
+          });
+          return up.server;
+        },
+        b: () => createUpstreamServer({ resources: [{ uri: 'y://1', name: 'y1' }] }).server,
+      },
+      config: { servers: { a: inmemory('a') }, list: { maxItemsPerPage: 1 } },
+    });
+    const running = parseConfig({ servers: { a: inmemory('a') }, list: { maxItemsPerPage: 1 } }, { env: {} });
+    const client = await h.client();
+    const page = client.listResources();
+    await listing;
+    await reloadServers(h.proxy, running, { b: inmemory('b'), a: inmemory('a') }, { list: { maxItemsPerPage: 1 } });
+    release();
+    const first = await page;
+    expect(first.resources.map((r) => r.uri)).toEqual(['a+x://1']);
+    expect((await rpcError(client.listResources({ cursor: first.nextCursor! }))).code).toBe(-32602);
+    expect((await client.listResources()).resources.map((r) => r.uri)).toEqual(['b+y://1']); // the new order, from the start
   });
 
   it('routing follows the new set: a server turned unprefixed is reached by its bare URIs; a cursor from before is refused', async () => {
