@@ -6,6 +6,9 @@ import { planReload, type ReloadContext, type ReloadPlan, type ReloadSide } from
 import { watchFile, type FileWatch } from './watch-file.js';
 import type { Logger } from '../logger.js';
 
+/** Configuration files loaded as modules (`mcp-federate.config.js` and the like). */
+const SCRIPT_CONFIG = /\.(?:[cm]?js)$/i;
+
 /** Applies an accepted reload; runs synchronously, all appliers in the same tick. Must not throw. */
 export type ReloadApplier = (next: FederateConfig, plan: ReloadPlan) => void;
 
@@ -57,6 +60,11 @@ export function createReloader(options: ReloaderOptions): Reloader {
   let closed = false;
 
   const attempt = async (why: string): Promise<ReloadOutcome> => {
+    if (!options.load && SCRIPT_CONFIG.test(file)) {
+      // Node caches an imported module for the life of the process: a reload would see the old one.
+      logger.error({ why, config: file }, 'configuration not reloaded: a JavaScript configuration file is read once; restart to apply it');
+      return 'invalid';
+    }
     let next: LoadedConfig | undefined;
     for (let tries = 0; next === undefined; tries++) {
       try {
