@@ -355,46 +355,53 @@ describe('servers edits', () => {
 });
 
 describe('mcp-federate reload --check', () => {
-  it('prints what would change or why it would be refused; exit 0, 1 or 2', async () => {
+  const running = { servers: SERVERS, policy: POLICY, audit: { file: 'audit.jsonl' } };
+  let candidates = 0;
+  const check = (dir: TempDir, runningFile: string, candidate: unknown, ...extra: string[]) =>
+    runCli(['reload', '--check', '--config', runningFile, ...extra, dir.writeConfig(candidate, `candidate-${++candidates}.json`)]);
+
+  it('prints what a reload would change (exit 0) or why it would be refused (exit 1)', { timeout: 90_000 }, async () => {
     await using dir = new TempDir();
-    const running = { servers: SERVERS, policy: POLICY, audit: { file: 'audit.jsonl' } };
     const runningFile = dir.writeConfig(running, 'running.json');
-    const check = (candidate: unknown, ...extra: string[]) => {
-      const file = dir.writeConfig(candidate, 'candidate.json');
-      return runCli(['reload', '--check', '--config', runningFile, ...extra, file]);
-    };
-
-    const same = await check(running);
+    const loose = { servers: SERVERS, policy: POLICY, audit: false };
+    // Independent processes: run side by side.
+    const [same, dropped, edited, exposed, allowed] = await Promise.all([
+      check(dir, runningFile, running),
+      check(dir, runningFile, without(running, 'policy')),
+      check(dir, runningFile, { ...running, policy: { default: 'allow' }, audit: false, servers: { ...SERVERS, more: upstreams.fixture() } }),
+      // Served on a non-loopback address, a file without auth is refused unless serve had --allow-unauthenticated.
+      check(dir, runningFile, loose, '--host', '0.0.0.0'),
+      check(dir, runningFile, loose, '--host', '0.0.0.0', '--allow-unauthenticated'),
+    ]);
     expect([same.exitCode, String(same.stdout)]).toEqual([0, expect.stringContaining('no change')]);
-
-    const dropped = await check(without(running, 'policy'));
     expect(dropped.exitCode).toBe(1);
     expect(String(dropped.stdout)).toMatch(/refused[^\n]*\n {2}policy: the file leaves out the "policy" block in force/);
-
-    const edited = await check({ ...running, policy: { default: 'allow' }, audit: false, servers: { ...SERVERS, more: upstreams.fixture() } });
     expect(edited.exitCode).toBe(0);
     expect(String(edited.stdout)).toContain('would apply: audit, policy, servers.more(added)');
     expect(String(edited.stdout)).toContain('at the next start only: audit');
-
-    // Served on a non-loopback address, a file without auth is refused unless serve had --allow-unauthenticated.
-    const exposed = await check({ servers: SERVERS, policy: POLICY, audit: false }, '--host', '0.0.0.0');
     expect(exposed.exitCode).toBe(1);
     expect(String(exposed.stdout)).toMatch(/ {2}auth: the HTTP endpoint is bound to a non-loopback address/);
-    expect((await check({ servers: SERVERS, policy: POLICY, audit: false }, '--host', '0.0.0.0', '--allow-unauthenticated')).exitCode).toBe(0);
+    expect(allowed.exitCode).toBe(0);
+  });
 
+  it('a file that does not load, or a bad invocation, exits 2 naming the file and the problem', { timeout: 90_000 }, async () => {
+    await using dir = new TempDir();
+    const runningFile = dir.writeConfig(running, 'running.json');
     const torn = dir.writeConfig('{ "servers": ', 'torn.json');
-    const invalid = await runCli(['reload', '--check', '--config', runningFile, torn]);
+    const badField = dir.writeConfig({ servers: SERVERS, policy: { default: 'maybe' } }, 'bad.json');
+    const usages = [['reload'], ['reload', '--check'], ['reload', runningFile], ['reload', '--check', 'a.json', 'b.json'], ['reload', '--bogus']];
+    const [invalid, schema, ...bad] = await Promise.all([
+      runCli(['reload', '--check', '--config', runningFile, torn]),
+      runCli(['reload', '--check', '--config', runningFile, badField]),
+      ...usages.map((args) => runCli(args)),
+    ]);
     expect(invalid.exitCode).toBe(2);
     expect(String(invalid.stderr)).toContain(`${torn}: not valid JSON`);
-    const badField = dir.writeConfig({ servers: SERVERS, policy: { default: 'maybe' } }, 'bad.json');
-    const schema = await runCli(['reload', '--check', '--config', runningFile, badField]);
     expect(schema.exitCode).toBe(2);
     expect(String(schema.stderr)).toMatch(new RegExp(`${badField}: policy\\.default: `));
-
-    for (const args of [['reload'], ['reload', '--check'], ['reload', runningFile], ['reload', '--check', 'a.json', 'b.json'], ['reload', '--bogus']]) {
-      const r = await runCli(args);
-      expect([args, r.exitCode]).toEqual([args, 2]);
+    bad.forEach((r, i) => {
+      expect([usages[i], r.exitCode]).toEqual([usages[i], 2]);
       expect(String(r.stderr)).toContain('Usage:');
-    }
+    });
   });
 });
