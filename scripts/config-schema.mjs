@@ -62,7 +62,7 @@ function tidy(text) {
  * The JSON Schema of a config file: the zod schema's input side, with each upstream's two shapes
  * spelled out and every property described by its TSDoc.
  */
-export function buildJsonSchema({ ConfigSchema, StdioServerSchema, RemoteServerSchema }, source) {
+export function buildJsonSchema({ ConfigSchema, StdioServerSchema, RemoteServerSchema, RateLimitSchema, CompletionLimitSchema }, source) {
   const opts = { io: 'input', unrepresentable: 'any', target: 'draft-2020-12' };
   const schema = z.toJSONSchema(ConfigSchema, opts);
   const server = (s) => {
@@ -71,6 +71,17 @@ export function buildJsonSchema({ ConfigSchema, StdioServerSchema, RemoteServerS
   };
   const serverSchema = { anyOf: [server(StdioServerSchema), server(RemoteServerSchema)] };
   for (const key of ['servers', 'mcpServers']) schema.properties[key] = { ...schema.properties[key], additionalProperties: serverSchema };
+  // Blocks that a preprocess lets be `false` (said explicitly off, for reloads): spell that out.
+  const off = { const: false, description: 'Explicitly off (a reload may then drop the block in force).' };
+  for (const key of ['auth', 'audit']) schema.properties[key] = { anyOf: [schema.properties[key], off] }; // described below
+  const reads = { type: 'array', items: server(RateLimitSchema) };
+  schema.properties.limits = {
+    anyOf: [
+      { type: 'object', properties: { reads, completions: { type: 'array', items: server(CompletionLimitSchema) } }, additionalProperties: false },
+      reads,
+      off,
+    ],
+  };
   // Client files' own keys, set aside by the loader (src/config/keys.ts): allowed, so editors do not flag them.
   schema.properties.$schema = { type: 'string', description: 'The JSON Schema this file follows (for editors); ignored.' };
   const literals = fieldDocs(source);
@@ -105,7 +116,11 @@ export function buildReference(schema) {
   const sections = [];
   const walk = (node, at) => {
     if (!node || typeof node !== 'object') return;
-    if (node.anyOf) return node.anyOf.forEach((alt, i) => walk(alt, at.length && node.anyOf.length > 1 ? `${at} (${alt.properties?.command ? 'stdio' : alt.properties?.url ? 'remote' : `form ${i + 1}`})` : at));
+    if (node.anyOf) {
+      const forms = node.anyOf.filter((alt) => alt.const === undefined); // `false` has no fields
+      const label = (alt) => (alt.properties?.command ? 'stdio' : alt.properties?.url ? 'remote' : alt.type === 'array' ? 'as a list' : 'as an object');
+      return forms.forEach((alt) => walk(alt, at.length && forms.length > 1 ? `${at} (${label(alt)})` : at));
+    }
     if (node.type === 'array' && node.items) return walk(node.items, `${at}[]`);
     if (node.additionalProperties && typeof node.additionalProperties === 'object' && !node.properties) return walk(node.additionalProperties, `${at}.<name>`);
     if (!node.properties) return;

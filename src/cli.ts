@@ -1,13 +1,13 @@
 #!/usr/bin/env -S node --max-semi-space-size=4 --heap-growing-percent=100
-// Command line: `serve` (stdio or --http), `ls` prints the catalog, `token new`, `policy check`, `audit verify`.
+// Command line: `serve` (stdio or --http), `ls` prints the catalog, `token new`, `policy check`, `audit verify`, `reload --check`.
 // The shebang tunes V8 for a long-running relay: a 4 MB young generation (Node's default is 16 MB)
 // lowered both peak RSS and CPU per relayed message; heap growth of 100% instead of V8's adaptive
 // default collects the old generation sooner. On SDK v2, alternating runs under load: peak RSS after
 // reads 108-110 MB at 150%, 104-106 MB at 120%, 99-102 MB at 100%, with CPU per relayed read and
 // list throughput unchanged within noise (on SDK v1, 150% had been the better trade).
-import { watch as fsWatch, type FSWatcher } from 'node:fs';
 import { parseArgs } from 'node:util';
 import { loadConfig } from './config/load.js';
+import { createReloader, type Reloader } from './config/reloader.js';
 import { ErrorCodes, ProxyError } from './errors.js';
 import { createLogger, flushLogger, type Logger } from './logger.js';
 import { LineTransport } from './wire/line-transport.js';
@@ -33,6 +33,9 @@ const USAGE = `Usage:
   mcp-federate audit verify <file>...
       Check the audit log's hash chain across the files, oldest first; exit 0 when it holds,
       1 at the first broken line (printed as file:line: reason), 2 when a file cannot be read.
+  mcp-federate reload --check [--config <file>] <file>
+      Print what a reload (SIGHUP, --watch) to <file> would change, or why it would be refused;
+      exit 0 it would apply, 1 it would be refused, 2 a file does not load (see mcp-federate reload --help).
   mcp-federate policy check [--config <file>] --principal <name> [--role <role>]... --action <action> <namespaced-uri>
       Decide one request against the configured policy, print "allow <rule>" or "deny <rule>",
       exit 0 when allowed, 1 when denied (see mcp-federate policy --help).
@@ -43,7 +46,8 @@ Options:
   --host <host>       HTTP: address to bind (overrides http.host)
   --port <port>       HTTP: port to bind, 0 for a free one (overrides http.port)
   --allow-unauthenticated  HTTP: allow a non-loopback bind without an "auth" block
-  --watch             serve: reload policy, limits and auth when the config file changes (SIGHUP always does)
+  --watch             serve: reload when the config file changes, however it is saved (SIGHUP always
+                      reloads); a file that drops policy, auth, audit or limits without saying so is refused
   --log-level <level> fatal|error|warn|info|debug|trace|silent (default: info; ls: warn)
   --log-file <file>   write JSON logs to this file instead of stderr
   --help, --version
@@ -66,6 +70,10 @@ async function main(argv: string[]): Promise<number> {
   if (argv[0] === 'audit') {
     const { auditCommand } = await import('./commands/audit-verify.js');
     return auditCommand(argv.slice(1), { out: (t) => process.stdout.write(t), err: (t) => process.stderr.write(t) });
+  }
+  if (argv[0] === 'reload') {
+    const { runReloadCommand } = await import('./commands/reload-check.js');
+    return runReloadCommand(argv.slice(1), { stdout: (t) => process.stdout.write(t), stderr: (t) => process.stderr.write(t) });
   }
   if (argv[0] === 'policy') {
     const { runPolicyCommand } = await import('./commands/policy-check.js');
@@ -109,7 +117,7 @@ async function main(argv: string[]): Promise<number> {
   const port = values.port === undefined ? undefined : Number(values.port);
   if (port !== undefined && (!Number.isInteger(port) || port < 0 || port > 65535)) throw new UsageError(`--port: expected 0-65535, got "${values.port}"`);
 
-  const { config, filepath, ignoredKeys } = await loadConfig(values.config === undefined ? {} : { file: values.config });
+  const { config, filepath, ignoredKeys, written } = await loadConfig(values.config === undefined ? {} : { file: values.config });
   const http =
     command === 'serve' && (httpFlags || config.http)
       ? { ...HttpSchema.parse(config.http ?? {}), ...(values.host === undefined ? {} : { host: values.host }), ...(port === undefined ? {} : { port }) }
@@ -146,7 +154,22 @@ async function main(argv: string[]): Promise<number> {
   // A promise nobody awaited that rejects is a bug of ours, not a reason to drop every session.
   process.on('unhandledRejection', (reason) => logger.error({ err: String(reason) }, 'unhandled rejection'));
   if (!proxy.gate.enforced) logger.warn('no "policy" block: every caller may see every resource (add one to enforce access rules)');
-  const reloads = watchReloads(filepath, values.watch === true, logger);
+  const reloads = watchReloads(
+    createReloader({
+      file: filepath,
+      running: { config, written },
+      // The bind cannot change on reload: a non-loopback one keeps needing auth.
+      context: { requireAuth: http !== undefined && !isLoopback(http.host) && !values['allow-unauthenticated'] },
+      logger,
+      watch: values.watch === true,
+    }),
+  );
+  // Servers first, then policy (compiled against the new server ids), in the same tick.
+  reloads.on((next, plan) => {
+    const { added, removed, restarted } = plan.servers;
+    if (added.length + removed.length + restarted.length === 0) return;
+    void proxy.applyServers(next, plan.servers).then(() => logger.info({ added, removed, restarted }, 'upstreams reloaded'));
+  });
   reloads.on((next) => proxy.reload(next));
   if (http) return serveHttp(proxy, http, config, logger, stopRequested, () => Promise.all([early.close(), reloads.close()]).then(() => undefined), reloads);
   const transport = new LineTransport(process.stdin, process.stdout, {
@@ -164,47 +187,22 @@ async function main(argv: string[]): Promise<number> {
 
 /** Configuration reloads: SIGHUP, and (with --watch) changes of the config file. */
 interface Reloads {
-  on(listener: (config: FederateConfig) => void): void;
+  on: Reloader['on'];
   close(): Promise<void>;
 }
 
 /**
- * Reloads the config file on SIGHUP (and on change with `watch`): a file that loads is handed to
- * the listeners (policy, limits and auth are replaced; sessions stay); one that does not is logged
- * and the running configuration is kept.
+ * Reloads the config file on SIGHUP (and on change with --watch): see {@link createReloader} for
+ * what is refused and what is applied; sessions stay.
  */
-function watchReloads(file: string | undefined, watch: boolean, logger: Logger): Reloads {
-  const listeners: ((config: FederateConfig) => void)[] = [];
-  let running = Promise.resolve();
-  const reload = (why: string) => {
-    running = running.then(async () => {
-      try {
-        const { config } = await loadConfig(file === undefined ? {} : { file });
-        for (const l of listeners) l(config);
-        logger.info({ why, config: file }, 'configuration reloaded (policy, limits, auth)');
-      } catch (err) {
-        logger.error({ why, config: file, err: (err as Error).message }, 'configuration not reloaded: keeping the running one');
-      }
-    });
-  };
-  const onHup = () => reload('SIGHUP');
+function watchReloads(reloader: Reloader): Reloads {
+  const onHup = () => void reloader.reload('SIGHUP');
   process.on('SIGHUP', onHup);
-  let watcher: FSWatcher | undefined;
-  let debounce: NodeJS.Timeout | undefined;
-  if (watch && file) {
-    watcher = fsWatch(file, () => {
-      clearTimeout(debounce);
-      debounce = setTimeout(() => reload('file changed'), 100);
-    });
-    watcher.on('error', (err) => logger.warn({ err: err.message }, 'config watch failed'));
-  }
   return {
-    on: (l) => void listeners.push(l),
+    on: (applier) => reloader.on(applier),
     async close() {
       process.off('SIGHUP', onHup);
-      clearTimeout(debounce);
-      watcher?.close();
-      await running;
+      await reloader.close();
     },
   };
 }

@@ -3,6 +3,7 @@ import { randomBytes } from 'node:crypto';
 import type { JSONRPCMessage, MessageExtraInfo, Server, Transport } from '@modelcontextprotocol/server';
 import { ReadCache, type Clock } from './federation/cache.js';
 import type { FederateConfig } from './config/schema.js';
+import type { ServerChanges } from './config/reload-diff.js';
 import { createCursorCodec } from './federation/cursor.js';
 import { createFacadeServer, type Era } from './serve/facade.js';
 import { MODERN_REVISION } from './eras/claim.js';
@@ -64,6 +65,14 @@ export interface Proxy extends AsyncDisposable {
    * in flight are decided again before they leave, and every session hears list_changed.
    */
   reload(config: FederateConfig): void;
+  /**
+   * Applies the `servers` block of a new configuration (a reload), at once: removed upstreams leave
+   * (their subscriptions and cached reads are forgotten), restarted ones are replaced by new ones,
+   * added ones join, unchanged ones are not touched; URIs route by the new set, and every session
+   * hears list_changed. Call it just before {@link Proxy.reload}, in the same tick, so policy
+   * compiles against the new server ids. Resolves when the closes and starts have finished.
+   */
+  applyServers(config: FederateConfig, changes: ServerChanges): Promise<void>;
   /**
    * Connects every upstream in parallel; resolves when each is ready or has failed (and retries
    * later). Idempotent; the first downstream session starts it too.
@@ -160,7 +169,19 @@ export function createProxy(options: ProxyOptions): Proxy {
     logger,
   );
   // A disabled unprefixed server is not served: its URIs are then simply not found.
-  const uris = createUriCodec(pool.ids, [...pool.ids].find((id) => config.servers[id]?.prefix === false));
+  const codecFor = (c: FederateConfig): UriCodec => createUriCodec(pool.ids, [...pool.ids].find((id) => c.servers[id]?.prefix === false));
+  let codec = codecFor(config);
+  // Every part holds this one object; a `servers` reload swaps what is behind it.
+  const uris: UriCodec = {
+    get ids() {
+      return codec.ids;
+    },
+    get unprefixed() {
+      return codec.unprefixed;
+    },
+    encode: (server, uri) => codec.encode(server, uri),
+    decode: (federated) => codec.decode(federated),
+  };
   const sessions = new SessionRegistry(config.listChanged.coalesceMs);
   // One path for every change, whether the upstream said so or a poller noticed: invalidate first,
   // so a client that re-reads as soon as it hears of the change gets fresh content.
@@ -209,8 +230,10 @@ export function createProxy(options: ProxyOptions): Proxy {
   // Availability as last announced: a failed retry of an upstream that is already down is not a
   // change of the catalog, so a crash loop does not make every client re-list on each attempt.
   const available = new Set<string>();
+  // Servers a reload restarted: their first connection re-establishes the subscriptions still held.
+  const replaced = new Set<string>();
   pool.onStatus((server, status) => {
-    if (status === 'ready' && (pool.get(server)?.generation ?? 0) > 1) {
+    if (status === 'ready' && ((pool.get(server)?.generation ?? 0) > 1 || replaced.delete(server))) {
       cache?.invalidateServer(server);
       relay.resubscribe(server);
     }
@@ -239,6 +262,27 @@ export function createProxy(options: ProxyOptions): Proxy {
       gate.reload(rulesOf(next));
       lister.dropReadAhead();
       sessions.listChanged(); // what each caller may see may have changed
+    },
+    applyServers(next, changes) {
+      if (closing) return Promise.resolve();
+      const done = pool.reconcile(next.servers, changes);
+      codec = codecFor(next);
+      for (const id of changes.removed) {
+        available.delete(id);
+        replaced.delete(id);
+        cache?.invalidateServer(id); // first: it releases the cache's coherence holds
+        relay.forgetServer(id);
+      }
+      for (const id of changes.restarted) {
+        available.delete(id);
+        replaced.add(id);
+        cache?.invalidateServer(id);
+      }
+      if (changes.added.length + changes.removed.length + changes.restarted.length > 0) {
+        lister.dropReadAhead();
+        sessions.listChanged();
+      }
+      return done;
     },
     statelessServer(era, caller) {
       if (closing) throw new Error('proxy is closed');

@@ -37,6 +37,8 @@ export interface LoadedConfig {
   filepath: string;
   /** Top-level keys of the file that are not ours and were ignored (another client's settings). */
   ignoredKeys: string[];
+  /** Our top-level keys the file writes out (`mcpServers` as `servers`), in file order: what a reload compares as "spelled out". */
+  written: string[];
 }
 
 /** A validated configuration and the top-level keys set aside on the way. */
@@ -44,6 +46,8 @@ export interface ParsedConfig {
   config: FederateConfig;
   /** Top-level keys that are not ours (nor a typo of ours), in file order; not validated, not interpolated. */
   ignoredKeys: string[];
+  /** Our top-level keys the input writes out (`mcpServers` as `servers`), in input order. */
+  written: string[];
 }
 
 /** Options of {@link loadConfig}. */
@@ -129,7 +133,7 @@ export async function loadConfig(options: LoadConfigOptions = {}): Promise<Loade
       `no configuration found from ${cwd} (looked for ${CONFIG_SEARCH_PLACES.join(', ')}); pass --config <file>`,
     );
   }
-  const { config, ignoredKeys } = validateConfig(found.config, {
+  const { config, ignoredKeys, written } = validateConfig(found.config, {
     env: options.env ?? process.env,
     file: found.filepath,
     ...(options.userHome === undefined ? {} : { userHome: options.userHome }),
@@ -137,7 +141,7 @@ export async function loadConfig(options: LoadConfigOptions = {}): Promise<Loade
   });
   const block = isObject(found.config) && found.config.servers === undefined && 'mcpServers' in found.config ? 'mcpServers' : 'servers';
   const resolved = await resolvePaths(config, path.dirname(found.filepath), `${found.filepath}: ${block}`);
-  return { config: resolved, filepath: found.filepath, ignoredKeys };
+  return { config: resolved, filepath: found.filepath, ignoredKeys, written };
 }
 
 /**
@@ -180,7 +184,8 @@ export function validateConfig(raw: unknown, options: ValidateOptions): ParsedCo
   const interpolated = interpolate(ours, vars, [], prefix);
   const result = ConfigSchema.safeParse(interpolated);
   if (!result.success) throw new ProxyError(ErrorCodes.CONFIG_INVALID, prefix + formatIssues(result.error.issues));
-  return { config: result.data, ignoredKeys };
+  const written = isObject(ours) ? [...new Set(Object.keys(ours).map((k) => (k === 'mcpServers' ? 'servers' : k)))] : [];
+  return { config: result.data, ignoredKeys, written };
 }
 
 /** Replaces the placeholders in every string of `value` (see {@link substituteVariables}); errors name the config path. */
@@ -234,9 +239,12 @@ export function knownKeysAt(schema: z.core.$ZodType, at: readonly PropertyKey[])
       case 'readonly':
         s = def.innerType as z.core.$ZodType;
         continue;
-      case 'pipe':
-        s = def.in as z.core.$ZodType;
+      case 'pipe': {
+        // A preprocess is a pipe from a transform into the schema: the keys are the schema's.
+        const input = def.in as z.core.$ZodType;
+        s = (input._zod.def as { type: string }).type === 'transform' ? (def.out as z.core.$ZodType) : input;
         continue;
+      }
       case 'object':
         if (i === at.length) return Object.keys(def.shape as object);
         s = (def.shape as Record<string, z.core.$ZodType>)[String(at[i++])];

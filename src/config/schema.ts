@@ -562,6 +562,9 @@ export const LimitsSchema = z.unknown().transform((value, ctx): z.output<typeof 
   return Array.isArray(parsed.data) ? { reads: parsed.data, completions: [] } : (parsed.data as z.output<typeof LimitsObjectSchema>);
 });
 
+/** `false` written for a block means the block is off: validated as if it were left out (a reload tells the two apart). */
+const offAsAbsent = <T>(v: T | false | undefined): T | undefined => (v === false ? undefined : v);
+
 /** The whole configuration file. */
 export const ConfigSchema = z
   .strictObject({
@@ -586,19 +589,33 @@ export const ConfigSchema = z
     listChanged: ListChangedSchema.default(ListChangedSchema.parse({})),
     /** Streamable HTTP endpoint; when present, `serve` serves HTTP instead of stdio. Default: absent. */
     http: HttpSchema.optional(),
-    /** Authentication of HTTP callers. Default: none (see {@link AuthSchema}). */
-    auth: AuthSchema.optional(),
+    /**
+     * Authentication of HTTP callers. `false` says "no authentication" explicitly: the same as
+     * leaving the block out, except that a reload may only drop an `auth` block in force when the
+     * new file says `auth: false` (see docs/security/reload.md). Default: none (see {@link AuthSchema}).
+     */
+    auth: z.preprocess(offAsAbsent<z.input<typeof AuthSchema>>, AuthSchema.optional()),
     /** The caller of the stdio session. Default: the OS user name with no roles (see {@link StdioCallerSchema}). */
     stdio: StdioCallerSchema.default(() => StdioCallerSchema.parse({})),
-    /** The audit log. Default: none (nothing is recorded). */
-    audit: AuditSchema.optional(),
-    /** Who may list, read, subscribe to and complete which resources. Default: none (everything allowed). */
+    /**
+     * The audit log. `false` says "no audit log" explicitly: the same as leaving the block out,
+     * except that a reload may only drop an `audit` block in force when the new file says
+     * `audit: false`. Default: none (nothing is recorded).
+     */
+    audit: z.preprocess(offAsAbsent<z.input<typeof AuditSchema>>, AuditSchema.optional()),
+    /**
+     * Who may list, read, subscribe to and complete which resources. Default: none (everything
+     * allowed). A reload may not drop a `policy` block in force: allowing everything on purpose is
+     * written `policy: { default: allow }`.
+     */
     policy: PolicySchema.optional(),
     /**
      * Rate limits per principal: `{ reads, completions }`, or a list (the read limits alone). In
-     * each, the first entry that matches a caller applies, none: unlimited. Default: none.
+     * each, the first entry that matches a caller applies, none: unlimited. `false` says "no
+     * limits" explicitly (the same as `[]`); a reload may only drop limits in force when the new
+     * file says `limits: false` or `limits: []`. Default: none.
      */
-    limits: LimitsSchema.default({ reads: [], completions: [] }),
+    limits: z.preprocess((v: unknown) => (v === false ? [] : v), LimitsSchema.default({ reads: [], completions: [] })),
   })
   .transform((c, ctx) => {
     if (c.servers && c.mcpServers) {

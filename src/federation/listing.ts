@@ -57,6 +57,8 @@ interface Continuation {
   private?: boolean;
   /** Set when the next page took these walks over (so leaving the LRU must not stop them). */
   taken?: boolean;
+  /** The pool epoch the walk started in: a cursor issued after a `servers` reload carries it, and is refused as stale. */
+  epoch: string;
 }
 
 /**
@@ -106,7 +108,7 @@ export class Lister {
   /** One downstream page of `kind`, continuing from `cursor` when given. */
   async page(kind: ListKind, cursor: string | undefined, signal?: AbortSignal, audience: ListAudience = {}): Promise<ListPage> {
     const { filter, binding = '' } = audience;
-    const { walkers, stop, private: wasPrivate } = this.resume(kind, cursor, binding);
+    const { walkers, stop, private: wasPrivate, epoch } = this.resume(kind, cursor, binding);
     let filtered = 0;
     const items: Record<string, unknown>[] = [];
     const incomplete: IncompleteUpstream[] = [];
@@ -143,7 +145,7 @@ export class Lister {
           hint = combineHints(hint, agedHint(page.hint, Math.floor(performance.now() - page.fetchedAt)));
           if (page.next !== undefined && items.length >= this.limits.maxItemsPerPage) {
             await settleScope();
-            nextCursor = this.park(kind, walkers.slice(k), stop, walker.upstream, page.next, page.pages, isPrivate(), binding);
+            nextCursor = this.park(kind, walkers.slice(k), stop, walker.upstream, page.next, page.pages, isPrivate(), binding, epoch);
             return done();
           }
         }
@@ -156,7 +158,7 @@ export class Lister {
         if (items.length >= this.limits.maxItemsPerPage && k + 1 < walkers.length) {
           await settleScope();
           const next = walkers[k + 1] as PageWalker;
-          nextCursor = this.park(kind, walkers.slice(k + 1), stop, next.upstream, undefined, 0, isPrivate(), binding);
+          nextCursor = this.park(kind, walkers.slice(k + 1), stop, next.upstream, undefined, 0, isPrivate(), binding, epoch);
           return done();
         }
       }
@@ -206,7 +208,7 @@ export class Lister {
           this.logger.warn({ server: up.id, list: kind, code: (err as ProxyError)?.code, details: (err as ProxyError)?.details }, 'upstream skipped in list'),
         ),
     );
-    return { walkers, stop, ...(start?.private ? { private: true } : {}) };
+    return { walkers, stop, epoch: this.pool.epoch, ...(start?.private ? { private: true } : {}) };
   }
 
   /** Issues the cursor for the rest of the list and parks the walks that are already running ahead. */
@@ -219,11 +221,12 @@ export class Lister {
     pages: number,
     isPrivate: boolean,
     binding: string,
+    epoch: string,
   ): string {
     const index = this.pool.upstreams.indexOf(upstream);
     const nonce = randomBytes(6).toString('base64url');
-    const token = this.codec.encode({ kind, epoch: this.pool.epoch, index, upstreamCursor, pages, nonce, private: isPrivate }, binding);
-    this.continuations.set(token, { walkers, stop });
+    const token = this.codec.encode({ kind, epoch, index, upstreamCursor, pages, nonce, private: isPrivate }, binding);
+    this.continuations.set(token, { walkers, stop, epoch });
     return token;
   }
 }

@@ -157,6 +157,23 @@ export class SubscriptionRelay {
     }
   }
 
+  /**
+   * Forgets every subscription to `server` (a reload removed it): pollers stop, holders are
+   * released, nothing is sent upstream (the upstream is being closed). The sessions are told by a
+   * list_changed from the caller.
+   */
+  forgetServer(server: string): void {
+    for (const [key, entry] of [...this.entries]) {
+      if (entry.server !== server) continue;
+      if (entry.poll) clearInterval(entry.poll.timer);
+      delete entry.poll;
+      entry.upstream = 'none';
+      for (const session of entry.holders) this.bySession.get(session)?.delete(key);
+      entry.holders.clear();
+      this.entries.delete(key);
+    }
+  }
+
   /** Number of (server, URI) pairs with at least one holder. */
   get size(): number {
     return this.entries.size;

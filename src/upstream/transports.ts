@@ -111,6 +111,7 @@ export interface Prespawned {
  */
 export function prespawn(config: FederateConfig, logger: Logger, factory: TransportFactory = defaultTransportFactory): Prespawned {
   const early = new Map<string, Transport>();
+  const spawnedFor = new Map<string, ServerConfig>();
   for (const [id, server] of Object.entries(config.servers)) {
     if (!server.enabled || isRemote(server)) continue;
     const first = factory(id, server, logger, config.wire)[0];
@@ -118,10 +119,12 @@ export function prespawn(config: FederateConfig, logger: Logger, factory: Transp
     const transport = first.create() as Transport;
     transport.start().catch(() => undefined); // a failed spawn surfaces again when the Client connects
     early.set(id, transport);
+    spawnedFor.set(id, server);
   }
+  // A child goes only to the entry it was spawned for: one a reload changed spawns afresh.
   const handOver: TransportFactory = (id, server, log, limits) =>
     factory(id, server, log, limits).map((candidate, i) => {
-      const transport = i === 0 ? early.get(id) : undefined;
+      const transport = i === 0 && spawnedFor.get(id) === server ? early.get(id) : undefined;
       if (!transport) return candidate;
       return {
         ...candidate,
