@@ -13,6 +13,8 @@ import { Lister } from './federation/listing.js';
 import type { Logger } from './logger.js';
 import { Methods } from './protocol.js';
 import { FederatedResources } from './federation/resources.js';
+import { IssuedUris } from './federation/issued-uris.js';
+import { isPlainCanonical } from './access/normalize-uri.js';
 import { SessionRegistry, type Session } from './federation/sessions.js';
 import { SubscriptionRelay } from './federation/subscriptions.js';
 import { defaultTransportFactory, type TransportFactory } from './upstream/transports.js';
@@ -153,6 +155,9 @@ export function createProxy(options: ProxyOptions): Proxy {
   );
   // A disabled unprefixed server is not served: its URIs are then simply not found.
   const uris = createUriCodec(pool.ids, [...pool.ids].find((id) => config.servers[id]?.prefix === false));
+  // What upstreams give out is recorded as it is shown (only spellings a client could not send canonically).
+  const issued = new IssuedUris({ keep: (uri) => !isPlainCanonical(uri) });
+  const shown = issued.recording(uris);
   const sessions = new SessionRegistry(config.listChanged.coalesceMs);
   // One path for every change, whether the upstream said so or a poller noticed: invalidate first,
   // so a client that re-reads as soon as it hears of the change gets fresh content.
@@ -160,19 +165,19 @@ export function createProxy(options: ProxyOptions): Proxy {
     cache?.invalidate(server, uri);
     relay.updated(server, uri);
   };
-  const relay = new SubscriptionRelay({ pool, uris, logger, ...config.subscriptions, onPolledChange: changed });
-  const lister = new Lister(pool, createCursorCodec(options.cursorKey ?? randomBytes(32)), config.list, logger, uris);
+  const relay = new SubscriptionRelay({ pool, uris: shown, logger, ...config.subscriptions, onPolledChange: changed });
+  const lister = new Lister(pool, createCursorCodec(options.cursorKey ?? randomBytes(32)), config.list, logger, shown);
   const coherence = createCoherence(config.cache.coherentUris, relay, () => cache?.purgeExpired());
   const cache = config.cache.enabled
     ? new ReadCache({ ...config.cache, ...(options.clock ? { clock: options.clock } : {}), onRemove: coherence.release })
     : undefined;
-  const resources = new FederatedResources({ pool, uris, lister, relay, cache, coherence });
+  const resources = new FederatedResources({ pool, uris: shown, lister, relay, cache, coherence });
   const rulesOf = (c: FederateConfig): AccessRules => ({
     policy: compilePolicy(c.policy, pool.ids),
     limiter: new RateLimiter(c.limits, options.now ? { now: options.now } : {}),
   });
   const audit = options.audit ?? openAuditLog(config.audit, { logger });
-  const gate = new AccessGate({ resources, uris, rules: rulesOf(config), audit, logger, ...(options.now ? { now: options.now } : {}) });
+  const gate = new AccessGate({ resources, uris, issued, rules: rulesOf(config), audit, logger, ...(options.now ? { now: options.now } : {}) });
   const stdioCaller: CallerIdentity = { principal: config.stdio.principal, roles: config.stdio.roles, transport: 'stdio' };
   sessions.onListChanged(() => lister.dropReadAhead()); // read-ahead from before a change is not reused
 
@@ -194,6 +199,7 @@ export function createProxy(options: ProxyOptions): Proxy {
   const available = new Set<string>();
   pool.onStatus((server, status) => {
     if (status === 'ready' && (pool.get(server)?.generation ?? 0) > 1) {
+      issued.forget(server); // a new process may give out other URIs
       cache?.invalidateServer(server);
       relay.resubscribe(server);
     }
@@ -335,7 +341,7 @@ export function createProxy(options: ProxyOptions): Proxy {
           // Listens narrowed to what the federation accepts: the tap sits on the tail, in front of the entry.
           new ListenTap({
             accept: (uri) => gate.listen(downstream.caller, session, uri),
-            release: (uri) => void resources.unsubscribe(session, uri).catch(() => undefined),
+            release: (uri) => void gate.release(session, uri),
           }).install(tail);
           closeEntry = () => entry.close();
         }
@@ -366,6 +372,7 @@ export function createProxy(options: ProxyOptions): Proxy {
         sessions.close();
         await relay.close();
         lister.close();
+        issued.close();
         cache?.close();
         await pool.close();
         await audit.close();

@@ -5,11 +5,13 @@ import type { ListKind } from '../federation/cursor.js';
 import { attachedHint, withHint } from '../federation/cache-hint.js';
 import type { CompleteParams, FederatedResources, ListResult, OperationTrace } from '../federation/resources.js';
 import type { Session } from '../federation/sessions.js';
-import { NAMESPACE_DELIMITER, type UriCodec } from '../federation/uri.js';
+import type { IssuedUris } from '../federation/issued-uris.js';
+import { NAMESPACE_DELIMITER, type NamespacedUri, type UriCodec } from '../federation/uri.js';
 import type { CompleteResultT, ReadResultT } from '../protocol.js';
 import { noopAuditLog, type AuditEntry, type AuditLog, type AuditOutcome } from './audit-log.js';
 import type { Caller } from './caller.js';
-import type { Policy, PolicyAction, PolicyDecision } from './policy.js';
+import { normalizeUri } from './normalize-uri.js';
+import { POLICY_OUTCOMES, type Policy, type PolicyAction, type PolicyDecision, type UriForm } from './policy.js';
 import type { RateLimiter } from './rate-limiter.js';
 import { expandKnown } from './template-expand.js';
 
@@ -24,6 +26,8 @@ export interface AccessGateOptions {
   resources: FederatedResources;
   /** The namespace codec (the one the federation routes by). */
   uris: UriCodec;
+  /** URIs upstreams gave out themselves: forwarded exactly as given. Default: none recorded. */
+  issued?: IssuedUris;
   rules: AccessRules;
   audit: AuditLog;
   logger: Logger;
@@ -36,6 +40,20 @@ const NOT_FOUND = () => new ProxyError(ErrorCodes.RESOURCE_NOT_FOUND, 'Resource 
 const PER_ITEM: PolicyDecision = { allow: true, rule: 'per-item' };
 const RATE_LIMITED: PolicyDecision = { allow: false, rule: 'rate-limit' };
 const UNKNOWN: PolicyDecision = { allow: false, rule: 'default' };
+/** A spelling refused by `normalizeUri` that no upstream gave out: answered exactly as an unknown URI. */
+const REFUSED: PolicyDecision = { allow: false, rule: POLICY_OUTCOMES.invalidUri };
+
+/**
+ * A client's URI as the edge resolved it, once: the server, the one string everything after the
+ * edge uses (policy, cache key, audit `upstreamUri`, the upstream request), and how policy takes it.
+ */
+export interface ResolvedUri extends NamespacedUri {
+  /** `issued`: the upstream gave out this very string (forwarded as it is); `request`: the canonical form of the client's. */
+  form: UriForm;
+}
+
+/** Template expressions (`{…}`) stand in as one plain character when a template's spelling is checked. */
+const EXPRESSION = /\{[^}]*\}/g;
 
 /**
  * Every path a caller reaches resources by goes through here, so a decision is made in exactly one
@@ -79,7 +97,7 @@ export class AccessGate {
     const deciders = new Map<string, (uri: string) => PolicyDecision>();
     const deciderFor = (server: string) => {
       let d = deciders.get(server);
-      if (!d) deciders.set(server, (d = policy.decider(caller, 'list', server)));
+      if (!d) deciders.set(server, (d = policy.decider(caller, 'list', server, 'issued'))); // listed: the upstream's own spelling
       return d;
     };
     const filter = policy.enforced
@@ -102,35 +120,49 @@ export class AccessGate {
       const error = new JsonRpcError(JsonRpc.SERVER_ERROR, 'Rate limit exceeded', { retryAfterMs: limited.retryAfterMs });
       return this.recorded(caller, 'resources/read', uri, trace, RATE_LIMITED, 'rate_limited', this.now()).then(() => Promise.reject(error));
     }
-    return this.decided(caller, 'resources/read', 'read', uri, trace, async () => this.scoped(await this.options.resources.read(uri, signal, trace)));
+    return this.decided(caller, 'resources/read', 'read', uri, trace, async (target) => this.scoped(await this.options.resources.read(target, signal, trace)));
   }
 
   /** `resources/subscribe` (2025) for `session`. */
   subscribe(caller: Caller, session: Session, uri: string): Promise<void> {
     const trace: OperationTrace = {};
-    return this.decided(caller, 'resources/subscribe', 'subscribe', uri, trace, () => this.options.resources.subscribe(session, uri, trace));
+    return this.decided(caller, 'resources/subscribe', 'subscribe', uri, trace, (target) => this.options.resources.subscribe(session, target, trace));
   }
 
   /** `resources/unsubscribe`: always allowed (it only gives something up). */
   unsubscribe(caller: Caller, session: Session, uri: string): Promise<void> {
     const trace: OperationTrace = {};
-    const target = this.options.uris.decode(uri);
+    const target = this.resolve(uri);
     if (target) Object.assign(trace, { server: target.server, upstreamUri: target.uri });
-    return this.audited(caller, 'resources/unsubscribe', uri, trace, () => ({ allow: true, rule: 'default' }), () =>
-      this.options.resources.unsubscribe(session, uri),
-    );
+    // The spelling as decoded too: what a session subscribed to while the upstream still listed it.
+    const decoded = this.options.uris.decode(uri);
+    return this.audited(caller, 'resources/unsubscribe', uri, trace, () => ({ allow: true, rule: 'default' }), async () => {
+      if (target) await this.options.resources.unsubscribe(session, target);
+      if (decoded && decoded.uri !== target?.uri) await this.options.resources.unsubscribe(session, decoded);
+    });
   }
 
   /**
-   * One URI of a `subscriptions/listen` filter (2026): true when it was accepted (decided as a
-   * subscription, then held for `session`). A denied URI is refused exactly as an unknown one.
+   * One URI of a `subscriptions/listen` filter (2026): the URI as held (its canonical federated
+   * form, which updates will carry) when it was accepted (decided as a subscription, then held for
+   * `session`), else undefined. A denied URI is refused exactly as an unknown one.
    */
-  listen(caller: Caller, session: Session, uri: string): Promise<boolean> {
+  listen(caller: Caller, session: Session, uri: string): Promise<string | undefined> {
     const trace: OperationTrace = {};
-    return this.decided(caller, 'subscriptions/listen', 'subscribe', uri, trace, () => this.options.resources.subscribe(session, uri, trace)).then(
-      () => true,
-      () => false,
+    let held: string | undefined;
+    return this.decided(caller, 'subscriptions/listen', 'subscribe', uri, trace, async (target) => {
+      await this.options.resources.subscribe(session, target, trace);
+      held = this.options.uris.encode(target.server, target.uri);
+    }).then(
+      () => held,
+      () => undefined,
     );
+  }
+
+  /** Gives up what {@link listen} held, given the URI it returned. Never throws. */
+  async release(session: Session, held: string): Promise<void> {
+    const target = this.options.uris.decode(held);
+    if (target) await this.options.resources.unsubscribe(session, target).catch(() => undefined);
   }
 
   /**
@@ -140,13 +172,15 @@ export class AccessGate {
   complete(caller: Caller, params: CompleteParams, signal?: AbortSignal): Promise<CompleteResultT> {
     const trace: OperationTrace = {};
     const uri = params.ref.uri ?? '';
-    const target = params.ref.type === 'ref/resource' ? this.options.uris.decode(uri) : undefined;
+    const target = params.ref.type === 'ref/resource' ? this.resolveTemplate(uri) : undefined;
+    if (target) Object.assign(trace, { server: target.server, upstreamUri: target.uri });
     const decide = (): PolicyDecision => {
       if (params.ref.type !== 'ref/resource') return { allow: true, rule: 'default' }; // refused as invalid params below
+      if (target === null) return REFUSED;
       return target ? this.rules.policy.decideTemplate(caller, 'complete', target.server, target.uri) : UNKNOWN;
     };
     return this.audited(caller, 'completion/complete', uri, trace, decide, async () => {
-      const result = await this.options.resources.complete(params, signal, trace);
+      const result = await this.options.resources.complete(params, target ?? undefined, signal, trace);
       const policy = this.rules.policy;
       if (!policy.enforced || !target) return result;
       const vars = { ...(params.context?.arguments ?? {}) };
@@ -168,17 +202,46 @@ export class AccessGate {
     const started = this.now();
     const target = this.options.uris.decode(uri);
     const trace: OperationTrace = target ? { server: target.server, upstreamUri: target.uri } : {};
-    const decision = target ? this.safeDecide(caller, 'read', target.server, target.uri) : UNKNOWN;
+    // An update names the URI as its upstream spelled it.
+    const decision = target ? this.safeDecide(caller, 'read', target.server, target.uri, 'issued') : UNKNOWN;
     this.record(caller, 'notifications/resources/updated', uri, trace, decision, decision.allow ? 'ok' : 'denied', started);
     return decision.allow;
   }
 
-  /** Decides `action` on `uri`; a deny (or an unknown URI) is thrown as not-found before `run` is called. */
-  private decided<T>(caller: Caller, method: string, action: PolicyAction, uri: string, trace: OperationTrace, run: () => Promise<T>): Promise<T> {
+  /**
+   * The edge: a client's federated URI decoded and canonicalised, once. A URI its upstream gave out
+   * (see `IssuedUris`) is kept exactly as given; any other becomes its canonical form
+   * (`normalizeUri`); `null` when that refuses it, undefined when no server owns it. Both are
+   * answered as a missing resource, before policy, cache or upstream.
+   */
+  resolve(uri: string): ResolvedUri | null | undefined {
     const target = this.options.uris.decode(uri);
+    if (!target) return undefined;
+    if (this.options.issued?.has(target.server, target.uri)) return { server: target.server, uri: target.uri, form: 'issued' };
+    const canonical = normalizeUri(target.uri);
+    return canonical.ok ? { server: target.server, uri: canonical.uri, form: 'request' } : null;
+  }
+
+  /**
+   * A completion ref's template: kept as sent (an upstream matches templates by their text) when
+   * its upstream gave it out or when, with each expression standing in as one plain character, it
+   * would be canonical; `null` when not (refused), undefined when no server owns it.
+   */
+  private resolveTemplate(uri: string): ResolvedUri | null | undefined {
+    const target = this.options.uris.decode(uri);
+    if (!target) return undefined;
+    if (this.options.issued?.has(target.server, target.uri)) return { server: target.server, uri: target.uri, form: 'issued' };
+    const literal = target.uri.replace(EXPRESSION, 'x');
+    const canonical = normalizeUri(literal);
+    return canonical.ok && canonical.uri === literal ? { server: target.server, uri: target.uri, form: 'request' } : null;
+  }
+
+  /** Resolves `uri` at the edge and decides `action` on it; a deny, unknown or refused URI is thrown as not-found before `run` is called. */
+  private decided<T>(caller: Caller, method: string, action: PolicyAction, uri: string, trace: OperationTrace, run: (target: NamespacedUri) => Promise<T>): Promise<T> {
+    const target = this.resolve(uri);
     if (target) Object.assign(trace, { server: target.server, upstreamUri: target.uri });
-    const decide = () => (target ? this.safeDecide(caller, action, target.server, target.uri) : UNKNOWN);
-    return this.audited(caller, method, uri, trace, decide, run);
+    const decide = () => (target ? this.safeDecide(caller, action, target.server, target.uri, target.form) : target === null ? REFUSED : UNKNOWN);
+    return this.audited(caller, method, uri, trace, decide, () => run({ server: target!.server, uri: target!.uri }));
   }
 
   private async audited<T>(
@@ -197,7 +260,7 @@ export class AccessGate {
       decision = { allow: false, rule: 'error' };
     }
     if (!decision.allow) {
-      const unknown = decision === UNKNOWN;
+      const unknown = decision === UNKNOWN || decision === REFUSED;
       await this.recorded(caller, method, uri, trace, decision, unknown ? 'not_found' : 'denied', started);
       throw NOT_FOUND();
     }
@@ -212,9 +275,9 @@ export class AccessGate {
     return result;
   }
 
-  private safeDecide(caller: Caller, action: PolicyAction, server: string, uri: string): PolicyDecision {
+  private safeDecide(caller: Caller, action: PolicyAction, server: string, uri: string, form: UriForm = 'request'): PolicyDecision {
     try {
-      return this.rules.policy.decide(caller, action, server, uri);
+      return this.rules.policy.decide(caller, action, server, uri, form);
     } catch {
       return { allow: false, rule: 'error' }; // an evaluation error is a deny
     }

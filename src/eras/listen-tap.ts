@@ -6,9 +6,12 @@ const CANCELLED = 'notifications/cancelled';
 
 /** What the tap asks of the federation for one connection. */
 export interface ListenHolds {
-  /** Subscribes the connection's session to a namespaced URI; false when it is not served (unknown, refused). */
-  accept(uri: string): Promise<boolean>;
-  /** Gives up what `accept` took. Never throws. */
+  /**
+   * Subscribes the connection's session to a namespaced URI: the URI as held (its canonical form,
+   * which updates carry), or undefined when it is not served (unknown, refused, denied).
+   */
+  accept(uri: string): Promise<string | undefined>;
+  /** Gives up what `accept` took, given the URI it returned. Never throws. */
   release(uri: string): void;
 }
 
@@ -75,7 +78,8 @@ export class ListenTap {
     this.chain = this.chain.then(async () => {
       const accepted: string[] = [];
       for (const uri of uris) {
-        if ((this.counts.get(uri) ?? 0) > 0 || (await this.holds.accept(uri).catch(() => false))) accepted.push(uri);
+        const held = await this.holds.accept(uri).catch(() => undefined); // decided again for every listen
+        if (held !== undefined && !accepted.includes(held)) accepted.push(held);
       }
       this.pending.delete(message.id);
       for (const uri of accepted) this.counts.set(uri, (this.counts.get(uri) ?? 0) + 1);
