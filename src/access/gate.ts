@@ -260,7 +260,7 @@ export class AccessGate {
       decision = { allow: false, rule: 'error' };
     }
     if (!decision.allow) {
-      const unknown = decision === UNKNOWN || decision === REFUSED;
+      const unknown = decision === UNKNOWN; // a refused spelling is recorded as denied, with rule invalid-uri
       await this.recorded(caller, method, uri, trace, decision, unknown ? 'not_found' : 'denied', started);
       throw NOT_FOUND();
     }

@@ -1,0 +1,197 @@
+// One canonical URI per request, through the built CLI: hostile spellings against upstreams that parse URIs four ways never reach a denied file.
+import { readFileSync, existsSync } from 'node:fs';
+import path from 'node:path';
+import { describe, expect, it } from 'vitest';
+import { normalizeUri } from '../../src/access/normalize-uri.js';
+import { RawSession, ROOT, type WireMessage } from './helpers.js';
+
+const FIXTURE = path.join(ROOT, 'test', 'fixtures', 'uri-styles.mjs');
+const STYLES = ['exact', 'whatwg', 'strip', 'template'] as const;
+const LISTED = ['file:///public/a.txt', 'file:///public/b%20c.txt', 'file:///public/dir/../a2.txt', 'file:///secrets/key.txt'];
+
+/** Spellings of `file:///secrets/key.txt` (and of escapes from /public towards it) a reader may take for the secret. */
+export function hostileSpellings(): string[] {
+  const heads = [
+    'file:///',
+    'FILE:///',
+    'File:///',
+    'file://localhost/',
+    'file://LOCALHOST/',
+    'file://%6cocalhost/',
+    'file://%6C%6F%63%61%6C%68%6F%73%74/',
+    'file://LocalHost/',
+    'file:/',
+    'file:',
+    'file://127.0.0.1/',
+    'file://evil.example/',
+    'file://localhost:80/',
+    'file:////',
+    'file://u@localhost/',
+  ];
+  const paths = [
+    'secrets/key.txt',
+    '%73ecrets/key.txt',
+    's%65cr%65ts/k%65y.txt',
+    'secrets/key%2etxt',
+    'public/../secrets/key.txt',
+    'public/%2e%2e/secrets/key.txt',
+    'public/%2E%2E/secrets/key.txt',
+    'public/.%2e/secrets/key.txt',
+    'public/..%2fsecrets/key.txt',
+    'public/..%5Csecrets/key.txt',
+    './secrets/key.txt',
+    'public/x/../../secrets/key.txt',
+    'public/%252e%252e/secrets/key.txt',
+    'secrets//key.txt',
+    'secrets/./key.txt',
+    'public/a.txt/../../secrets/key.txt',
+  ];
+  const tails = [
+    'file:///public/x?/../../secrets/key.txt',
+    'file:///public/x#/../../secrets/key.txt',
+    'file:///public/x?%2f..%2f..%2fsecrets%2fkey.txt',
+    'file:///public/a.txt?/../../secrets/key.txt',
+    'file:///public/a.txt#/../../secrets/key.txt',
+    'file:///public/x?a=/../../secrets/key.txt',
+    'file:///secrets/key.txt%00',
+    'file:///secrets/key.txt\t',
+    'file:///secrets/key.txt\n',
+    'file:///secrets/key.txt ',
+    'file:///secrets/key.txt%20',
+    'file:///public\\..\\secrets\\key.txt',
+    'file:///public/..\\secrets/key.txt',
+    'file:///secrets\u2028/key.txt',
+    'file:///secrets/key.txt#',
+    'file:///secrets/key.txt?',
+    'file:///secrets/key.txt?x=1',
+    ' file:///secrets/key.txt',
+    'file:///secrets/key.txt/',
+    'file:///secrets/key.txt/.',
+  ];
+  return [...new Set([...heads.flatMap((h) => paths.map((p) => h + p)), ...tails])];
+}
+
+interface Recorded {
+  method: string;
+  uri: string;
+  path: string | null;
+}
+
+function gateway(policy: unknown): { session: RawSession; logs: () => Recorded[] } {
+  const session = new RawSession(
+    {
+      servers: Object.fromEntries(
+        STYLES.map((style) => [style, { command: process.execPath, args: [FIXTURE, '--style', style, '--log', `${style}.jsonl`] }]),
+      ),
+      policy,
+    },
+    ['--log-level', 'warn'],
+  );
+  const logs = () =>
+    STYLES.flatMap((style) => {
+      const file = path.join(session.dir.path, `${style}.jsonl`);
+      return existsSync(file) ? readFileSync(file, 'utf8').split('\n').filter(Boolean).map((l) => JSON.parse(l) as Recorded) : [];
+    });
+  return { session, logs };
+}
+
+/** The exact line the gateway wrote for `response`. */
+function lineOf(session: RawSession, response: WireMessage): string {
+  const line = [...session.stdoutLines].reverse().find((l) => {
+    try {
+      const m = JSON.parse(l) as WireMessage;
+      return m.id === response.id && m.method === undefined;
+    } catch {
+      return false;
+    }
+  });
+  if (line === undefined) throw new Error(`no line for ${String(response.id)}`);
+  return line;
+}
+
+/** The answer line with its id and the URI it names replaced: what is left must be byte for byte the same. */
+function shapeOf(line: string, id: unknown, uri: string): string {
+  const idText = `"id":${JSON.stringify(id)}`;
+  expect(line).toContain(idText);
+  const parsed = JSON.parse(line) as { error?: { data?: { uri?: unknown } } };
+  expect(parsed.error?.data?.uri).toBe(uri);
+  // Re-serialising would hide a difference in escapes: replace the URI's encoding as it appears on the line.
+  const encoded = line.slice(line.indexOf('"uri":') + 6).match(/^"(?:[^"\\]|\\.)*"/)![0];
+  return line.replace(idText, '"id":0').replace(`"uri":${encoded}`, '"uri":"U"');
+}
+
+async function hostileRound(policy: unknown, inside: (file: string | null) => boolean) {
+  const { session, logs } = gateway(policy);
+  await using _s = session;
+  await session.initialize();
+  const spellings = hostileSpellings();
+  expect(spellings.length).toBeGreaterThanOrEqual(60);
+
+  // Every URI each upstream lists (and the client may see) still reads, spelled as listed.
+  const listed = (await session.request('resources/list', {})).result!.resources as { uri: string }[];
+  for (const { uri } of listed) {
+    const read = await session.request('resources/read', { uri });
+    expect(read.error, uri).toBeUndefined();
+    expect((read.result!.contents as { text: string }[])[0]!.text).not.toMatch(/SECRET/);
+  }
+
+  let refused = 0;
+  for (const style of STYLES) {
+    const missing = `${style}+file:///public/missing.txt`;
+    const missingAnswer = await session.request('resources/read', { uri: missing });
+    const expected = shapeOf(lineOf(session, missingAnswer), missingAnswer.id, missing);
+    const unknown = `nosuch+file:///public/a.txt`;
+    const unknownSub = await session.request('resources/subscribe', { uri: unknown });
+    for (const spelling of spellings) {
+      const uri = `${style}+${spelling}`;
+      const answer = await session.request('resources/read', { uri });
+      expect(answer.result, uri).toBeUndefined();
+      expect(shapeOf(lineOf(session, answer), answer.id, uri), uri).toBe(expected);
+      if (!normalizeUri(spelling).ok) refused++;
+      if (style === 'strip') {
+        const sub = await session.request('resources/subscribe', { uri });
+        expect(sub.error, uri).toEqual({ ...unknownSub.error, data: { uri } });
+      }
+    }
+  }
+  expect(refused).toBeGreaterThan(spellings.length);
+
+  // What the upstreams were asked: never a file outside what the policy allows, and only canonical or listed spellings.
+  const records = logs().filter((r) => r.method !== 'complete');
+  expect(records.length).toBeGreaterThan(0);
+  for (const r of records) {
+    expect(inside(r.path), JSON.stringify(r)).toBe(true);
+    const canonical = normalizeUri(r.uri);
+    expect(LISTED.includes(r.uri) || (canonical.ok && canonical.uri === r.uri), r.uri).toBe(true);
+  }
+}
+
+describe('one canonical URI per request (four upstream URI parsers)', () => {
+  it(`a principal denied file:///secrets/** reads no secret through ${hostileSpellings().length} spellings on any parser; every answer is the missing resource's, byte for byte`, async () => {
+    await hostileRound(
+      { default: 'allow', rules: [{ id: 'no-secrets', effect: 'deny', resources: ['file:///secrets/**'] }] },
+      (file) => file === null || !file.startsWith('/secrets'),
+    );
+  });
+
+  it('a principal allowed only file:///public/** never gets an upstream past /public, query and fragment escapes included', async () => {
+    await hostileRound(
+      { default: 'deny', rules: [{ id: 'public', effect: 'allow', resources: ['file:///public/**'] }] },
+      (file) => file === null || file.startsWith('/public/'),
+    );
+  });
+
+  it('canonical spellings of allowed files reach every parser as the same string and read', async () => {
+    const { session, logs } = gateway({ default: 'deny', rules: [{ id: 'public', effect: 'allow', resources: ['file:///public/**'] }] });
+    await using _s = session;
+    await session.initialize();
+    for (const style of STYLES) {
+      for (const spelling of ['FILE:///public/a.txt', 'file://localhost/public/a.txt', 'file://%6cocalhost/public/%61.txt', 'file:/public/a.txt', 'file:public/a.txt']) {
+        const read = await session.request('resources/read', { uri: `${style}+${spelling}` });
+        expect((read.result?.contents as { text: string }[] | undefined)?.[0]?.text, `${style} ${spelling}`).toBe('public a');
+      }
+    }
+    const forwarded = new Set(logs().map((r) => r.uri));
+    expect([...forwarded]).toEqual(['file:///public/a.txt']); // every spelling forwarded as the one canonical string
+  });
+});
