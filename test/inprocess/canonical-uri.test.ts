@@ -150,4 +150,41 @@ describe('one canonical URI per request', () => {
     expect(await rpcError(client.readResource({ uri }))).toMatchObject({ code: -32002, data: { uri } });
     expect(received).toEqual([]);
   });
+
+  it('subscribe, unsubscribe, a 2026 listen and a completion ref each reach the upstream in the one canonical form, or not at all', async () => {
+    const completed: string[] = [];
+    const upstream = createUpstreamServer({
+      subscribe: true,
+      resources: [{ uri: 'file:///public/a.txt', name: 'a' }],
+      templates: [{ uriTemplate: 'file:///public/{name}', name: 'files' }],
+      complete: (params) => {
+        completed.push(params.ref.uri ?? '');
+        return ['a.txt', '../secrets/k'];
+      },
+    });
+    await using h = await startHarness({
+      upstreams: { docs: () => upstream.server },
+      config: { policy: { default: 'allow', rules: [{ id: 'no-secrets', effect: 'deny', resources: ['file:///secrets/**'] }] } },
+    });
+    const client = await h.client(ALICE);
+    await client.subscribeResource({ uri: 'docs+FILE://LocalHost/public/%61.txt' });
+    expect(upstream.stats.subscribes).toEqual(['file:///public/a.txt']);
+    expect((await rpcError(client.subscribeResource({ uri: 'docs+file:///public/x?/../../secrets/k' }))).code).toBe(-32002);
+    expect((await rpcError(client.subscribeResource({ uri: 'docs+file:/secrets/k' }))).code).toBe(-32002); // canonical, then denied
+    expect(upstream.stats.subscribes).toEqual(['file:///public/a.txt']);
+    await client.unsubscribeResource({ uri: 'docs+file:/public/a.txt' }); // another spelling of the same canonical URI
+    expect(upstream.stats.unsubscribes).toEqual(['file:///public/a.txt']);
+
+    const modern = await h.modernClient(ALICE);
+    const sub = await modern.listen({ resourceSubscriptions: ['docs+FILE:///public/a.txt', 'docs+file:///public/%2e%2e/secrets/k', 'docs+file://localhost/secrets/k'] });
+    expect(sub.honoredFilter.resourceSubscriptions).toEqual(['docs+file:///public/a.txt']); // acknowledged as held
+    await sub.close();
+
+    const complete = (uri: string) =>
+      client.complete({ ref: { type: 'ref/resource', uri }, argument: { name: 'name', value: '' } }).then((r) => r.completion.values);
+    expect(await complete('docs+file:///public/{name}')).toEqual(['a.txt']); // the value that would climb out is dropped
+    expect((await rpcError(complete('docs+file:///public/../{name}'))).code).toBe(-32002);
+    expect((await rpcError(complete('docs+file://evil/{name}'))).code).toBe(-32002);
+    expect(completed).toEqual(['file:///public/{name}']);
+  });
 });
