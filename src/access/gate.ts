@@ -48,7 +48,7 @@ const REFUSED: PolicyDecision = { allow: false, rule: POLICY_OUTCOMES.invalidUri
  * edge uses (policy, cache key, audit `upstreamUri`, the upstream request), and how policy takes it.
  */
 export interface ResolvedUri extends NamespacedUri {
-  /** `issued`: the upstream gave out this very string (forwarded as it is); `request`: the canonical form of the client's. */
+  /** `issued`: the upstream gave out this very string (forwarded as it is); `canonical`: the canonical form of the client's. */
   form: UriForm;
 }
 
@@ -219,7 +219,7 @@ export class AccessGate {
     if (!target) return undefined;
     if (this.options.issued?.has(target.server, target.uri)) return { server: target.server, uri: target.uri, form: 'issued' };
     const canonical = normalizeUri(target.uri);
-    return canonical.ok ? { server: target.server, uri: canonical.uri, form: 'request' } : null;
+    return canonical.ok ? { server: target.server, uri: canonical.uri, form: 'canonical' } : null;
   }
 
   /**
@@ -233,7 +233,7 @@ export class AccessGate {
     if (this.options.issued?.has(target.server, target.uri)) return { server: target.server, uri: target.uri, form: 'issued' };
     const literal = target.uri.replace(EXPRESSION, 'x');
     const canonical = normalizeUri(literal);
-    return canonical.ok && canonical.uri === literal ? { server: target.server, uri: target.uri, form: 'request' } : null;
+    return canonical.ok && canonical.uri === literal ? { server: target.server, uri: target.uri, form: 'canonical' } : null;
   }
 
   /** Resolves `uri` at the edge and decides `action` on it; a deny, unknown or refused URI is thrown as not-found before `run` is called. */

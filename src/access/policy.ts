@@ -21,8 +21,9 @@ export interface PolicyDecision {
  * form `normalizeUri` gives, and denied with `invalid-uri` when that refuses it. `issued`: a URI an
  * upstream gave out itself (listed, in a read's contents, in an update), which is forwarded as it
  * is: decided on the form `normalizeListedUri` gives, or on its exact text when that refuses it.
+ * `canonical`: already the form `normalizeUri` gives (the gate resolved it at the edge): taken as it is.
  */
-export type UriForm = 'request' | 'issued';
+export type UriForm = 'request' | 'issued' | 'canonical';
 
 /** A policy compiled from config by {@link compilePolicy}. Immutable; its decisions are pure. */
 export interface Policy {
@@ -128,7 +129,7 @@ export function compilePolicy(config: PolicyConfig | undefined, serverIds: Reado
   /** Decides `uri` among rules already picked for its caller, action and server. */
   const decideAmong = (server: string, denying: readonly CompiledRule[], allowing: readonly CompiledRule[], uri: string, form: UriForm): PolicyDecision => {
     try {
-      let canonical: NormalizedUri = form === 'issued' ? normalizeListedUri(uri) : normalizeUri(uri);
+      let canonical: NormalizedUri = form === 'canonical' ? { ok: true, uri } : form === 'issued' ? normalizeListedUri(uri) : normalizeUri(uri);
       if (!canonical.ok) {
         if (form !== 'issued') return DENY_INVALID_URI;
         canonical = { ok: true, uri }; // the upstream's own spelling, forwarded as it is: decided as it is

@@ -27,8 +27,9 @@ type Listen = { id: Id; method: string; params?: { notifications?: { resourceSub
  * itself, acknowledging every requested URI and routing updates by exact match). The tap holds a
  * listen request back until each requested resource URI has been accepted by the federation (the
  * session is subscribed through the relay, so no update can be missed once the acknowledgement is
- * out), then forwards it with `resourceSubscriptions` narrowed to the accepted URIs: the
- * acknowledgement then names exactly those. A listen lives until an answer with its id goes out
+ * out), then forwards it with `resourceSubscriptions` narrowed to the accepted URIs, each in the
+ * canonical form it is held in (the form updates carry): the acknowledgement then names exactly
+ * those. Every listen is decided again, even for a URI another listen holds. A listen lives until an answer with its id goes out
  * (graceful close, error, or the connection ends) or the client cancels it; then its URIs are
  * released (counted per URI, so two listens of one URI hold it until both end).
  *
