@@ -187,4 +187,25 @@ describe('one canonical URI per request', () => {
     expect((await rpcError(complete('docs+file://evil/{name}'))).code).toBe(-32002);
     expect(completed).toEqual(['file:///public/{name}']);
   });
+
+  it('the cache is keyed by the canonical form: every spelling of one resource is one entry and one upstream read; the audit names it', async () => {
+    const received: string[] = [];
+    const upstream = createUpstreamServer({
+      resources: [{ uri: 'file:///public/a.txt', name: 'a' }],
+      read: (uri) => {
+        received.push(uri);
+        return { contents: [{ uri, mimeType: 'text/plain', text: 'a' }] };
+      },
+    });
+    const audit = memoryAudit();
+    await using h = await startHarness({ upstreams: { docs: () => upstream.server }, config: { cache: { ttlMs: 60_000 } }, audit });
+    const client = await h.client(ALICE);
+    const spellings = ['file:///public/a.txt', 'FILE:///public/a.txt', 'file://localhost/public/a.txt', 'file:/public/%61.txt', 'file:public/a%2Etxt'];
+    for (const uri of spellings) expect((await client.readResource({ uri: `docs+${uri}` })).contents[0]).toMatchObject({ uri: 'docs+file:///public/a.txt', text: 'a' });
+    expect(received).toEqual(['file:///public/a.txt']);
+    expect(h.proxy.cache?.size).toBe(1);
+    const reads = audit.entries.filter((e) => e.method === 'resources/read');
+    expect(reads.map((e) => e.upstreamUri)).toEqual(spellings.map(() => 'file:///public/a.txt'));
+    expect(reads.map((e) => e.cache)).toEqual(['miss', 'hit', 'hit', 'hit', 'hit']);
+  });
 });
