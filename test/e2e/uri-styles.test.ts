@@ -1,10 +1,14 @@
 // One canonical URI per request, through the built CLI: hostile spellings against upstreams that parse URIs four ways never reach a denied file.
 import { readFileSync, existsSync } from 'node:fs';
 import path from 'node:path';
+import { createInterface } from 'node:readline';
+import { execa } from 'execa';
 import { describe, expect, it } from 'vitest';
+import { Client } from '@modelcontextprotocol/sdk/client/index.js';
+import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import { normalizeUri } from '../../src/access/normalize-uri.js';
 import { hostileSpellings } from '../helpers/hostile-uris.js';
-import { RawSession, ROOT, type WireMessage } from './helpers.js';
+import { CLI, RawSession, ROOT, TempDir, rpcError, within, type WireMessage } from './helpers.js';
 
 const FIXTURE = path.join(ROOT, 'test', 'fixtures', 'uri-styles.mjs');
 const STYLES = ['exact', 'whatwg', 'strip', 'template'] as const;
@@ -111,14 +115,14 @@ describe('one canonical URI per request (four upstream URI parsers)', () => {
       { default: 'allow', rules: [{ id: 'no-secrets', effect: 'deny', resources: ['file:///secrets/**'] }] },
       (file) => file === null || !file.startsWith('/secrets'),
     );
-  });
+  }, 120_000);
 
   it('a principal allowed only file:///public/** never gets an upstream past /public, query and fragment escapes included', async () => {
     await hostileRound(
       { default: 'deny', rules: [{ id: 'public', effect: 'allow', resources: ['file:///public/**'] }] },
       (file) => file === null || file.startsWith('/public/'),
     );
-  });
+  }, 120_000);
 
   it('canonical spellings of allowed files reach every parser as the same string and read', async () => {
     const { session, logs } = gateway({ default: 'deny', rules: [{ id: 'public', effect: 'allow', resources: ['file:///public/**'] }] });
@@ -132,5 +136,46 @@ describe('one canonical URI per request (four upstream URI parsers)', () => {
     }
     const forwarded = new Set(logs().map((r) => r.uri));
     expect([...forwarded]).toEqual(['file:///public/a.txt']); // every spelling forwarded as the one canonical string
-  });
+  }, 120_000);
+
+  it('over HTTP, with a bearer token: the same spellings reach no file outside /public, each answered as the missing resource', async () => {
+    await using dir = new TempDir();
+    const config = dir.writeConfig({
+      servers: Object.fromEntries(STYLES.map((style) => [style, { command: process.execPath, args: [FIXTURE, '--style', style, '--log', dir.file(`${style}.jsonl`)] }])),
+      auth: { tokens: [{ principal: 'pat', roles: ['public'], token: 'pat-token-0123456789abcdef' }] },
+      policy: { default: 'deny', rules: [{ id: 'public', effect: 'allow', roles: ['public'], resources: ['file:///public/**'] }] },
+    });
+    const gw = execa(process.execPath, [CLI, 'serve', '--http', '--port', '0', '--config', config], { reject: false, stdin: 'ignore' });
+    try {
+      const lines = createInterface({ input: gw.stderr! });
+      const url = await within(
+        new Promise<URL>((resolve) =>
+          lines.on('line', (l) => {
+            const r = JSON.parse(l) as { msg?: string; url?: string };
+            if (r.msg === 'listening' && r.url) resolve(new URL(r.url));
+          }),
+        ),
+        'listening',
+      );
+      const client = new Client({ name: 'c', version: '1' });
+      await client.connect(new StreamableHTTPClientTransport(url, { requestInit: { headers: { authorization: 'Bearer pat-token-0123456789abcdef' } } }));
+      for (const { uri } of (await client.listResources()).resources) {
+        expect(((await client.readResource({ uri })).contents[0] as { text: string }).text).not.toMatch(/SECRET/);
+      }
+      for (const style of STYLES) {
+        const missing = await rpcError(client.readResource({ uri: `${style}+file:///public/missing.txt` }));
+        for (const spelling of hostileSpellings()) {
+          const uri = `${style}+${spelling}`;
+          expect(await rpcError(client.readResource({ uri })), uri).toEqual({ ...missing, data: { uri } });
+        }
+      }
+      await client.close();
+      const records = STYLES.flatMap((style) => readFileSync(dir.file(`${style}.jsonl`), 'utf8').split('\n').filter(Boolean).map((l) => JSON.parse(l) as Recorded));
+      expect(records.length).toBeGreaterThan(0);
+      for (const r of records) expect(r.path === null || r.path.startsWith('/public/'), JSON.stringify(r)).toBe(true);
+    } finally {
+      gw.kill('SIGTERM');
+      await gw;
+    }
+  }, 120_000); // about 1,000 requests each: slow on a loaded machine
 });
