@@ -15,6 +15,8 @@ import { Lister } from './federation/listing.js';
 import type { Logger } from './logger.js';
 import { Methods } from './protocol.js';
 import { FederatedResources } from './federation/resources.js';
+import { IssuedUris } from './federation/issued-uris.js';
+import { isPlainCanonical } from './access/normalize-uri.js';
 import { SessionRegistry, type Session } from './federation/sessions.js';
 import { SubscriptionRelay } from './federation/subscriptions.js';
 import { defaultTransportFactory, type TransportFactory } from './upstream/transports.js';
@@ -182,6 +184,9 @@ export function createProxy(options: ProxyOptions): Proxy {
     encode: (server, uri) => codec.encode(server, uri),
     decode: (federated) => codec.decode(federated),
   };
+  // What upstreams give out is recorded as it is shown (only spellings a client could not send canonically).
+  const issued = new IssuedUris({ keep: (uri) => !isPlainCanonical(uri) });
+  const shown = issued.recording(uris);
   const sessions = new SessionRegistry(config.listChanged.coalesceMs);
   // One path for every change, whether the upstream said so or a poller noticed: invalidate first,
   // so a client that re-reads as soon as it hears of the change gets fresh content.
@@ -192,25 +197,25 @@ export function createProxy(options: ProxyOptions): Proxy {
   // Polls are reads made for the principals holding the URI: they pay for them from their read buckets.
   const relay: SubscriptionRelay = new SubscriptionRelay({
     pool,
-    uris,
+    uris: shown,
     logger,
     ...config.subscriptions,
     onPolledChange: changed,
     chargePoll: (holders): boolean => gate.chargeBackground(holders),
   });
-  const lister = new Lister(pool, createCursorCodec(options.cursorKey ?? randomBytes(32)), config.list, logger, uris);
+  const lister = new Lister(pool, createCursorCodec(options.cursorKey ?? randomBytes(32)), config.list, logger, shown);
   const coherence = createCoherence(config.cache.coherentUris, relay, () => cache?.purgeExpired());
   const cache = config.cache.enabled
     ? new ReadCache({ ...config.cache, ...(options.clock ? { clock: options.clock } : {}), onRemove: coherence.release })
     : undefined;
-  const resources = new FederatedResources({ pool, uris, lister, relay, cache, coherence });
+  const resources = new FederatedResources({ pool, uris: shown, lister, relay, cache, coherence });
   const rulesOf = (c: FederateConfig): AccessRules => ({
     policy: compilePolicy(c.policy, pool.ids),
     limiter: new RateLimiter(c.limits.reads, options.now ? { now: options.now } : {}),
     completions: new RateLimiter(c.limits.completions, options.now ? { now: options.now } : {}),
   });
   const audit = options.audit ?? openAuditLog(config.audit, { logger });
-  const gate = new AccessGate({ resources, uris, rules: rulesOf(config), audit, logger, ...(options.now ? { now: options.now } : {}) });
+  const gate = new AccessGate({ resources, uris, issued, rules: rulesOf(config), audit, logger, ...(options.now ? { now: options.now } : {}) });
   const stdioCaller: CallerIdentity = { principal: config.stdio.principal, roles: config.stdio.roles, transport: 'stdio' };
   sessions.onListChanged(() => lister.dropReadAhead()); // read-ahead from before a change is not reused
 
@@ -234,6 +239,7 @@ export function createProxy(options: ProxyOptions): Proxy {
   const replaced = new Set<string>();
   pool.onStatus((server, status) => {
     if (status === 'ready' && ((pool.get(server)?.generation ?? 0) > 1 || replaced.delete(server))) {
+      issued.forget(server); // a new process may give out other URIs
       cache?.invalidateServer(server);
       relay.resubscribe(server);
     }
@@ -272,11 +278,13 @@ export function createProxy(options: ProxyOptions): Proxy {
         replaced.delete(id);
         cache?.invalidateServer(id); // first: it releases the cache's coherence holds
         relay.forgetServer(id);
+        issued.forget(id);
       }
       for (const id of changes.restarted) {
         available.delete(id);
         replaced.add(id);
         cache?.invalidateServer(id);
+        issued.forget(id); // the new process may give out other URIs
       }
       if (changes.added.length + changes.removed.length + changes.restarted.length > 0) {
         lister.dropReadAhead();
@@ -422,7 +430,7 @@ export function createProxy(options: ProxyOptions): Proxy {
           // Listens narrowed to what the federation accepts: the tap sits on the tail, in front of the entry.
           new ListenTap({
             accept: (uri) => gate.listen(downstream.caller, session, uri),
-            release: (uri) => void resources.unsubscribe(session, uri).catch(() => undefined),
+            release: (uri) => void gate.release(session, uri),
           }).install(tail);
           closeEntry = () => entry.close();
         }
@@ -453,6 +461,7 @@ export function createProxy(options: ProxyOptions): Proxy {
         sessions.close();
         await relay.close();
         lister.close();
+        issued.close();
         cache?.close();
         await pool.close();
         await audit.close();

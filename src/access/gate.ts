@@ -5,11 +5,13 @@ import type { ListKind } from '../federation/cursor.js';
 import { attachedHint, withHint } from '../federation/cache-hint.js';
 import type { CompleteParams, FederatedResources, ListResult, OperationTrace } from '../federation/resources.js';
 import type { Session } from '../federation/sessions.js';
-import { NAMESPACE_DELIMITER, type UriCodec } from '../federation/uri.js';
+import type { IssuedUris } from '../federation/issued-uris.js';
+import { NAMESPACE_DELIMITER, type NamespacedUri, type UriCodec } from '../federation/uri.js';
 import type { CompleteResultT, ReadResultT } from '../protocol.js';
 import { noopAuditLog, type AuditEntry, type AuditLog, type AuditOutcome } from './audit-log.js';
 import type { Caller } from './caller.js';
-import { POLICY_OUTCOMES, type Policy, type PolicyAction, type PolicyDecision, type PolicySubject } from './policy.js';
+import { normalizeUri } from './normalize-uri.js';
+import { POLICY_OUTCOMES, type Policy, type PolicyAction, type PolicyDecision, type PolicySubject, type UriForm } from './policy.js';
 import type { RateLimiter } from './rate-limiter.js';
 import { expandKnown } from './template-expand.js';
 
@@ -30,6 +32,8 @@ export interface AccessGateOptions {
   resources: FederatedResources;
   /** The namespace codec (the one the federation routes by). */
   uris: UriCodec;
+  /** URIs upstreams gave out themselves: forwarded exactly as given. Default: none recorded. */
+  issued?: IssuedUris;
   rules: AccessRules;
   audit: AuditLog;
   logger: Logger;
@@ -53,6 +57,20 @@ interface Redecide<T> {
   /** Undoes the operation when it is now denied (a subscription taken). */
   undo?: () => Promise<void>;
 }
+/** A spelling refused by `normalizeUri` that no upstream gave out: answered exactly as an unknown URI. */
+const REFUSED: PolicyDecision = { allow: false, rule: POLICY_OUTCOMES.invalidUri };
+
+/**
+ * A client's URI as the edge resolved it, once: the server, the one string everything after the
+ * edge uses (policy, cache key, audit `upstreamUri`, the upstream request), and how policy takes it.
+ */
+export interface ResolvedUri extends NamespacedUri {
+  /** `issued`: the upstream gave out this very string (forwarded as it is); `canonical`: the canonical form of the client's. */
+  form: UriForm;
+}
+
+/** Template expressions (`{…}`) stand in as one plain character when a template's spelling is checked. */
+const EXPRESSION = /\{[^}]*\}/g;
 
 /**
  * Every path a caller reaches resources by goes through here, so a decision is made in exactly one
@@ -116,7 +134,7 @@ export class AccessGate {
     const deciders = new Map<string, (uri: string) => PolicyDecision>();
     const deciderFor = (server: string) => {
       let d = deciders.get(server);
-      if (!d) deciders.set(server, (d = policy.decider(caller, 'list', server)));
+      if (!d) deciders.set(server, (d = policy.decider(caller, 'list', server, 'issued'))); // listed: the upstream's own spelling
       return d;
     };
     const filter = policy.enforced
@@ -167,39 +185,59 @@ export class AccessGate {
       const error = new JsonRpcError(JsonRpc.SERVER_ERROR, 'Rate limit exceeded', { retryAfterMs: limited.retryAfterMs });
       return this.recorded(caller, 'resources/read', uri, trace, RATE_LIMITED, 'rate_limited', this.now()).then(() => Promise.reject(error));
     }
-    return this.decided(caller, 'resources/read', 'read', uri, trace, async () => this.scoped(await this.options.resources.read(uri, signal, trace, caller.principal)));
+    return this.decided(caller, 'resources/read', 'read', uri, trace, async (target) => this.scoped(await this.options.resources.read(target, signal, trace, caller.principal)));
   }
 
   /** `resources/subscribe` (2025) for `session`. */
   subscribe(caller: Caller, session: Session, uri: string): Promise<void> {
     const trace: OperationTrace = {};
-    return this.decided(caller, 'resources/subscribe', 'subscribe', uri, trace, () => this.options.resources.subscribe(session, uri, trace), {
-      undo: () => this.options.resources.unsubscribe(session, uri),
+    return this.decided(caller, 'resources/subscribe', 'subscribe', uri, trace, (target) => this.options.resources.subscribe(session, target, trace), {
+      undo: (target) => this.options.resources.unsubscribe(session, target),
     });
   }
 
   /** `resources/unsubscribe`: always allowed (it only gives something up). */
   unsubscribe(caller: Caller, session: Session, uri: string): Promise<void> {
     const trace: OperationTrace = {};
-    const target = this.options.uris.decode(uri);
+    const target = this.resolve(uri);
     if (target) Object.assign(trace, { server: target.server, upstreamUri: target.uri });
-    return this.audited(caller, 'resources/unsubscribe', uri, trace, () => ({ allow: true, rule: 'default' }), () =>
-      this.options.resources.unsubscribe(session, uri),
-    );
+    // The spelling as decoded too: what a session subscribed to while the upstream still listed it.
+    const decoded = this.options.uris.decode(uri);
+    return this.audited(caller, 'resources/unsubscribe', uri, trace, () => ({ allow: true, rule: 'default' }), async () => {
+      if (target) await this.options.resources.unsubscribe(session, target);
+      if (decoded && decoded.uri !== target?.uri) await this.options.resources.unsubscribe(session, decoded);
+    });
   }
 
   /**
-   * One URI of a `subscriptions/listen` filter (2026): true when it was accepted (decided as a
-   * subscription, then held for `session`). A denied URI is refused exactly as an unknown one.
+   * One URI of a `subscriptions/listen` filter (2026): the URI as held (its canonical federated
+   * form, which updates will carry) when it was accepted (decided as a subscription, then held for
+   * `session`), else undefined. A denied URI is refused exactly as an unknown one.
    */
-  listen(caller: Caller, session: Session, uri: string): Promise<boolean> {
+  listen(caller: Caller, session: Session, uri: string): Promise<string | undefined> {
     const trace: OperationTrace = {};
-    return this.decided(caller, 'subscriptions/listen', 'subscribe', uri, trace, () => this.options.resources.subscribe(session, uri, trace), {
-      undo: () => this.options.resources.unsubscribe(session, uri),
-    }).then(
-      () => true,
-      () => false,
+    let held: string | undefined;
+    return this.decided(
+      caller,
+      'subscriptions/listen',
+      'subscribe',
+      uri,
+      trace,
+      async (target) => {
+        await this.options.resources.subscribe(session, target, trace);
+        held = this.options.uris.encode(target.server, target.uri);
+      },
+      { undo: (target) => this.options.resources.unsubscribe(session, target) },
+    ).then(
+      () => held,
+      () => undefined,
     );
+  }
+
+  /** Gives up what {@link listen} held, given the URI it returned. Never throws. */
+  async release(session: Session, held: string): Promise<void> {
+    const target = this.options.uris.decode(held);
+    if (target) await this.options.resources.unsubscribe(session, target).catch(() => undefined);
   }
 
   /**
@@ -214,9 +252,11 @@ export class AccessGate {
       const error = new JsonRpcError(JsonRpc.SERVER_ERROR, 'Rate limit exceeded', { retryAfterMs: limited.retryAfterMs });
       return this.recorded(caller, 'completion/complete', uri, trace, COMPLETION_LIMITED, 'rate_limited', this.now()).then(() => Promise.reject(error));
     }
-    const target = params.ref.type === 'ref/resource' ? this.options.uris.decode(uri) : undefined;
+    const target = params.ref.type === 'ref/resource' ? this.resolveTemplate(uri) : undefined;
+    if (target) Object.assign(trace, { server: target.server, upstreamUri: target.uri });
     const decide = (): PolicyDecision => {
       if (params.ref.type !== 'ref/resource') return { allow: true, rule: 'default' }; // refused as invalid params below
+      if (target === null) return REFUSED;
       return target ? this.rules.policy.decideTemplate(caller, 'complete', target.server, target.uri) : UNKNOWN;
     };
     const filtered = (result: CompleteResultT): CompleteResultT => {
@@ -231,7 +271,7 @@ export class AccessGate {
       const { total: _total, ...completion } = result.completion;
       return { ...result, completion: { ...completion, values } };
     };
-    return this.audited(caller, 'completion/complete', uri, trace, decide, async () => filtered(await this.options.resources.complete(params, signal, trace, caller.principal)), {
+    return this.audited(caller, 'completion/complete', uri, trace, decide, async () => filtered(await this.options.resources.complete(params, target ?? undefined, signal, trace, caller.principal)), {
       again: filtered,
     });
   }
@@ -262,25 +302,60 @@ export class AccessGate {
     const started = this.now();
     const target = this.options.uris.decode(uri);
     const trace: OperationTrace = target ? { server: target.server, upstreamUri: target.uri } : {};
-    const decision = caller.revoked ? REVOKED : target ? this.safeDecide(caller, 'read', target.server, target.uri) : UNKNOWN;
+    // An update names the URI as its upstream spelled it.
+    const decision = caller.revoked ? REVOKED : target ? this.safeDecide(caller, 'read', target.server, target.uri, 'issued') : UNKNOWN;
     this.record(caller, 'notifications/resources/updated', uri, trace, decision, decision.allow ? 'ok' : 'denied', started);
     return decision.allow;
   }
 
-  /** Decides `action` on `uri`; a deny (or an unknown URI) is thrown as not-found before `run` is called. */
+  /**
+   * The edge: a client's federated URI decoded and canonicalised, once. A URI its upstream gave out
+   * (see `IssuedUris`) is kept exactly as given; any other becomes its canonical form
+   * (`normalizeUri`); `null` when that refuses it, undefined when no server owns it. Both are
+   * answered as a missing resource, before policy, cache or upstream.
+   */
+  resolve(uri: string): ResolvedUri | null | undefined {
+    const target = this.options.uris.decode(uri);
+    if (!target) return undefined;
+    if (this.options.issued?.has(target.server, target.uri)) return { server: target.server, uri: target.uri, form: 'issued' };
+    const canonical = normalizeUri(target.uri);
+    return canonical.ok ? { server: target.server, uri: canonical.uri, form: 'canonical' } : null;
+  }
+
+  /**
+   * A completion ref's template: kept as sent (an upstream matches templates by their text) when
+   * its upstream gave it out or when, with each expression standing in as one plain character, it
+   * would be canonical; `null` when not (refused), undefined when no server owns it.
+   */
+  private resolveTemplate(uri: string): ResolvedUri | null | undefined {
+    const target = this.options.uris.decode(uri);
+    if (!target) return undefined;
+    if (this.options.issued?.has(target.server, target.uri)) return { server: target.server, uri: target.uri, form: 'issued' };
+    const literal = target.uri.replace(EXPRESSION, 'x');
+    const canonical = normalizeUri(literal);
+    return canonical.ok && canonical.uri === literal ? { server: target.server, uri: target.uri, form: 'canonical' } : null;
+  }
+
+  /**
+   * Resolves `uri` at the edge and decides `action` on it; a deny, unknown or refused URI is thrown
+   * as not-found before `run` is called. `undo` takes back what `run` did when a reload in the
+   * meantime makes the answer a deny.
+   */
   private decided<T>(
     caller: Caller,
     method: string,
     action: PolicyAction,
     uri: string,
     trace: OperationTrace,
-    run: () => Promise<T>,
-    redecide: Redecide<T> = {},
+    run: (target: NamespacedUri) => Promise<T>,
+    redecide: { undo?: (target: NamespacedUri) => Promise<void> } = {},
   ): Promise<T> {
-    const target = this.options.uris.decode(uri);
+    const target = this.resolve(uri);
     if (target) Object.assign(trace, { server: target.server, upstreamUri: target.uri });
-    const decide = () => (target ? this.safeDecide(caller, action, target.server, target.uri) : UNKNOWN);
-    return this.audited(caller, method, uri, trace, decide, run, redecide);
+    const decide = () => (target ? this.safeDecide(caller, action, target.server, target.uri, target.form) : target === null ? REFUSED : UNKNOWN);
+    const forwarded = (): NamespacedUri => ({ server: target!.server, uri: target!.uri });
+    const { undo } = redecide;
+    return this.audited(caller, method, uri, trace, decide, () => run(forwarded()), undo ? { undo: () => undo(forwarded()) } : {});
   }
 
   private async audited<T>(
@@ -304,7 +379,7 @@ export class AccessGate {
     };
     let decision = decideNow();
     if (!decision.allow) {
-      const unknown = decision === UNKNOWN;
+      const unknown = decision === UNKNOWN; // a refused spelling is recorded as denied, with rule invalid-uri
       await this.recorded(caller, method, uri, trace, decision, unknown ? 'not_found' : 'denied', started);
       throw NOT_FOUND();
     }
@@ -329,9 +404,9 @@ export class AccessGate {
     return result;
   }
 
-  private safeDecide(caller: Caller, action: PolicyAction, server: string, uri: string): PolicyDecision {
+  private safeDecide(caller: Caller, action: PolicyAction, server: string, uri: string, form: UriForm = 'request'): PolicyDecision {
     try {
-      return this.rules.policy.decide(caller, action, server, uri);
+      return this.rules.policy.decide(caller, action, server, uri, form);
     } catch {
       return { allow: false, rule: 'error' }; // an evaluation error is a deny
     }

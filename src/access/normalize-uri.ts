@@ -1,4 +1,4 @@
-// The canonical form URIs are compared in by policy, and the URIs refused outright. Pure.
+// The one canonical form of a URI (decided on and forwarded upstream), and the spellings refused outright. Pure.
 
 /** Longest URI accepted, in characters: bounds the cost of matching it against the rules. */
 export const MAX_URI_LENGTH = 16_384;
@@ -11,71 +11,110 @@ const SCHEME = /^([A-Za-z][A-Za-z0-9+.-]*):/;
 const CONTROL = /[\u0000-\u001f\u007f-\u009f\u2028\u2029]/;
 const LONE_SURROGATE = /[\ud800-\udbff](?![\udc00-\udfff])|(?<![\ud800-\udbff])[\udc00-\udfff]/;
 const MALFORMED_ESCAPE = /%(?![0-9A-Fa-f]{2})/;
+const DOUBLE_ESCAPE = /%25[0-9A-Fa-f]{2}/i;
 const ESCAPE = /%[0-9A-Fa-f]{2}/g;
-/** Escapes refused before the query: `/`, `\`, `.`, NUL. */
-const FORBIDDEN_ESCAPE = /%(?:2[fFeE]|5[cC]|00)/;
+/** Escapes refused before the query: `/`, `\`, NUL (a reader that decodes them sees other segments). */
+const FORBIDDEN_ESCAPE = /%(?:2[fF]|5[cC]|00)/;
+/** A `.` or `..` between separators a reader may split a query or fragment on (`/`, `\`, `?`, `#`, `&`, `=`, `;`). */
+const DOT_COMPONENT = /(?:^|[/\\?#&=;])\.{1,2}(?=$|[/\\?#&=;])/;
+const NON_ASCII = /[^\x00-\x7f]/;
+const UNRESERVED_ESCAPE = /%(?:[46][1-9A-Fa-f]|[57][0-9Aa]|3[0-9]|2[dDeE]|5[fF]|7[eE])/g;
 const UTF8 = new TextDecoder('utf-8', { fatal: true });
+const DEFAULT_PORT: Readonly<Record<string, string>> = { http: '80', https: '443' };
 
 /**
- * The canonical form of `uri` for policy matching, or the reason it is refused.
+ * The canonical form of a URI sent by a client, or why it is refused (then it is answered exactly
+ * as a missing resource). The same string is what policy decides on, what the cache is keyed by,
+ * what the audit log names as `upstreamUri`, and what is sent upstream.
  *
- * Canonical form: the scheme and the host lower-cased; in the path, percent-escapes decoded except
- * those of `%`, `?` and `#` (which stay escaped, hex upper-cased), so `%73ecret`, `%7Ecret` or
- * `caf%C3%A9` compare as the characters an upstream would read; then dot segments removed
- * (RFC 3986 §5.2.4) when the path is hierarchical (starts with `/`). Userinfo, port, query and
- * fragment are kept as they are. A trailing slash is kept: `file:///a` and `file:///a/` differ
- * (globs cover both with `file:///a/**`).
+ * Canonical form (RFC 3986 §6.2.2 plus scheme rules), in this order:
+ * - the whole text in Unicode NFC;
+ * - the scheme lower-cased; in an authority, escapes of unreserved characters decoded and the host
+ *   (not the userinfo) lower-cased;
+ * - in the path, percent-escapes decoded except those of `%`, `?` and `#` (kept, hex upper-cased),
+ *   so `%73ecret`, `%7Ecret` and `caf%C3%A9` are the characters an upstream would read (then NFC
+ *   again);
+ * - in the query and fragment, escapes of unreserved characters decoded, the others upper-cased;
+ * - `file`: an empty or `localhost` authority (any case, escaped or not) becomes `file:///`, and
+ *   `file:/x` and `file:x` (no authority) become `file:///x`, as a WHATWG reader takes them;
+ * - `http`, `https`: the default port (and an empty one) removed, an empty path becomes `/`.
  *
- * Refused: longer than {@link MAX_URI_LENGTH}; no scheme; raw control characters (C0, DEL, C1,
- * U+2028, U+2029), a raw backslash or a lone surrogate anywhere; a `%` not followed by two hex
- * digits; before the query, an escaped `/`, `\`, `.` or NUL in any case (`%2f %5C %2E %00`); in the
- * path, an escaped control character, a double escape (`%252e`), escapes that are not UTF-8, an
- * empty segment (`a//b`: file systems and many web servers read it as `a/b`, so it would slip past
- * a rule written for `a/b`), and a `.` or `..` segment in a path that is not hierarchical
- * (`memo:a/../b`).
+ * Refused (a spelling whose meaning depends on the reader): longer than {@link MAX_URI_LENGTH};
+ * no scheme; raw control characters (C0, DEL, C1, U+2028, U+2029), a backslash or a lone
+ * surrogate anywhere; trailing white space; a `%` not followed by two hex digits, or a double
+ * escape (`%252e`), anywhere; before the query, an escaped `/`, `\` or NUL; in the path, an escaped
+ * control character, escapes that are not UTF-8, an empty segment (`a//b`), and a `.` or `..`
+ * segment, escaped or not; in the query or fragment, a `.` or `..` between `/ \ ? # & = ;`,
+ * escaped or not (`?/../..`); on `file:`, an authority other than empty or `localhost`; on
+ * `http(s):`, no authority (`http:h/x`), an empty or non-ASCII host, or a port that is not a number.
  *
- * @example normalizeUri('FILE:///handbook/../secrets') // { ok: true, uri: 'file:///secrets' }
+ * @example normalizeUri('FILE://LocalHost/handbook/%61.md') // { ok: true, uri: 'file:///handbook/a.md' }
  * @example normalizeUri('file:///handbook/%2e%2e/secrets') // { ok: false, reason: ... }
  */
 export function normalizeUri(uri: string): NormalizedUri {
-  return isPlainCanonical(uri) ? { ok: true, uri } : normalize(uri);
+  return isPlainCanonical(uri) ? { ok: true, uri } : normalize(uri, false);
 }
 
 /** {@link normalizeUri} without the fast path (the reference the fast path is tested against). */
 export function normalizeUriFull(uri: string): NormalizedUri {
-  return normalize(uri);
+  return normalize(uri, false);
 }
 
-/** Printable ASCII after a lower-case scheme, without `%` or `\`: nothing to decode or refuse. */
+/**
+ * The canonical form policy decides an upstream-issued URI on (one an upstream listed, or named in
+ * a read's contents or an update): as {@link normalizeUri}, except that dot segments in the path
+ * are resolved (RFC 3986 §5.2.4) instead of refused, and those in the query and fragment are left
+ * as they are. Such a URI is forwarded exactly as issued; this form only decides on it.
+ *
+ * @example normalizeListedUri('file:///public/../secrets/k') // { ok: true, uri: 'file:///secrets/k' }
+ */
+export function normalizeListedUri(uri: string): NormalizedUri {
+  return isPlainCanonical(uri) ? { ok: true, uri } : normalize(uri, true);
+}
+
+/** Printable ASCII after a lower-case scheme, without `%`, `\` or space: nothing to decode or refuse. */
 const PLAIN = /^[a-z][a-z0-9+.-]*:[\x21-\x24\x26-\x5b\x5d-\x7e]*$/;
 const QUERY_OR_FRAGMENT = /[?#]/;
-const DOT_SEGMENT = /(?:^|\/)\.\.?(?:\/|$)/;
+const PLAIN_HOST = /^[a-z0-9.-]+(?::[1-9][0-9]{0,3})?$/;
 
 /**
- * True when `uri` is already in canonical form and `normalize` would return it unchanged: the
- * common case (a listing's URIs), decided with three regex tests instead of the full pass. A URI
+ * True when `uri` is already in canonical form and the full pass would return it unchanged: the
+ * common case (a listing's URIs), decided with a few regex tests instead of the full pass. A URI
  * this cannot vouch for takes the full pass; a test checks the two agree.
  */
 export function isPlainCanonical(uri: string): boolean {
   if (uri.length > MAX_URI_LENGTH || !PLAIN.test(uri)) return false;
-  const rest = uri.slice(uri.indexOf(':') + 1);
+  const colon = uri.indexOf(':');
+  const scheme = uri.slice(0, colon);
+  const rest = uri.slice(colon + 1);
+  if (DOT_COMPONENT.test(rest)) return false;
   const end = rest.search(QUERY_OR_FRAGMENT);
   const hierarchy = end < 0 ? rest : rest.slice(0, end);
   let path = hierarchy;
   if (hierarchy.startsWith('//')) {
     const slash = hierarchy.indexOf('/', 2);
     const authority = slash < 0 ? hierarchy.slice(2) : hierarchy.slice(2, slash);
-    if (authority.slice(authority.lastIndexOf('@') + 1) !== authority.slice(authority.lastIndexOf('@') + 1).toLowerCase()) return false;
     path = slash < 0 ? '' : hierarchy.slice(slash);
+    if (scheme === 'file' && authority !== '') return false;
+    if (scheme === 'http' || scheme === 'https') {
+      if (!PLAIN_HOST.test(authority) || path === '' || authority.endsWith(`:${DEFAULT_PORT[scheme]}`)) return false;
+    } else {
+      const host = authority.slice(authority.lastIndexOf('@') + 1);
+      if (host !== host.toLowerCase()) return false;
+    }
+  } else if (scheme === 'file' || scheme === 'http' || scheme === 'https') {
+    return false;
   }
-  return !path.includes('//') && !DOT_SEGMENT.test(path);
+  if (scheme === 'file' && path === '') return false;
+  return !path.includes('//');
 }
 
 /**
- * The canonical form of a URI template's literal prefix (the text before its first `{`): like
- * {@link normalizeUri}, after dropping what the rest of the template could still change (a
- * trailing incomplete `%` escape, a trailing `.` or `..` segment). A prefix that has not reached
- * its `:` yet is only lower-cased.
+ * The canonical form of a URI template's literal prefix (the text before its first `{`), for
+ * deciding what an upstream's template can produce: like {@link normalizeListedUri}, after dropping
+ * what the rest of the template could still change (a trailing incomplete `%` escape, a trailing
+ * `.` or `..` segment). A prefix that has not reached its `:` yet, or a `file:` prefix that has not
+ * reached its path, is only lower-cased.
  */
 export function normalizeUriPrefix(prefix: string): NormalizedUri {
   let cut = prefix.replace(/%[0-9A-Fa-f]?$/, '');
@@ -83,27 +122,36 @@ export function normalizeUriPrefix(prefix: string): NormalizedUri {
     if (/^(?:[A-Za-z][A-Za-z0-9+.-]*)?$/.test(cut)) return { ok: true, uri: cut.toLowerCase() };
     return { ok: false, reason: 'no scheme' };
   }
+  if (/^(?:file|https?):\/{0,2}$/i.test(cut)) return { ok: true, uri: cut.toLowerCase() };
   cut = cut.replace(/([/:])\.\.?$/, '$1');
-  return normalize(cut);
+  return normalize(cut, true, true);
 }
 
 /**
  * Why `text` is not in canonical form (as a reason for a config error), or undefined when it is:
- * a glob's literal text must be, or it could never match a canonical URI.
+ * a glob's literal text must be, or it could never match a canonical URI. Text is taken in NFC
+ * (patterns are compiled in NFC, so an NFD pattern matches the same URIs).
  */
 export function canonicalFormProblem(text: string): string | undefined {
-  const result = normalize(text);
+  const nfc = text.normalize('NFC');
+  const result = normalize(nfc, true);
   if (!result.ok) return result.reason;
-  if (result.uri === text) return undefined;
-  const scheme = SCHEME.exec(text)![1]!;
+  if (result.uri === nfc) {
+    const strict = normalize(nfc, false);
+    return strict.ok ? undefined : `${strict.reason} (such a URI is refused, so this never matches)`;
+  }
+  const scheme = SCHEME.exec(nfc)![1]!;
   if (scheme !== scheme.toLowerCase()) return 'write the scheme in lower case (URIs are compared with it lower-cased)';
-  const rest = text.slice(scheme.length + 1);
+  const rest = nfc.slice(scheme.length + 1);
+  if (scheme.toLowerCase() === 'file' && !rest.startsWith('///')) return 'write file URIs as file:///path (an empty or localhost authority, file:/path and file:path are compared as file:///path)';
   if (rest.startsWith('//')) {
     const authority = /^[^/?#]*/.exec(rest.slice(2))![0];
     if (authority !== lowerHost(authority)) return 'write the host in lower case (URIs are compared with it lower-cased)';
+    if (/^https?$/i.test(scheme) && /:\d*$/.test(authority)) return 'leave out the default port (URIs are compared without it)';
   }
   const path = /^[^?#]*/.exec(rest)![0];
   if (/\/\.\.?(?:\/|$)/.test(path)) return 'a "." or ".." segment never matches (URIs are compared with dot segments resolved)';
+  if (/^https?$/i.test(scheme) && /^\/\/[^/?#]*$/.test(path)) return 'end the host with "/" (URIs are compared with an empty path as "/")';
   return 'write percent-escaped characters in the path as themselves (URIs are compared with them decoded, except %25, %3F and %23, in upper-case hex)';
 }
 
@@ -111,33 +159,61 @@ function refuse(reason: string): NormalizedUri {
   return { ok: false, reason };
 }
 
-function normalize(uri: string): NormalizedUri {
-  if (uri.length > MAX_URI_LENGTH) return refuse(`longer than ${MAX_URI_LENGTH} characters`);
-  if (CONTROL.test(uri)) return refuse('a control character');
-  if (uri.includes('\\')) return refuse('a backslash');
-  if (LONE_SURROGATE.test(uri)) return refuse('a lone surrogate');
-  if (MALFORMED_ESCAPE.test(uri)) return refuse('a "%" not followed by two hex digits');
+/**
+ * The full pass; `listed` resolves dot segments in the path (raw ones: an escaped one is refused)
+ * and leaves the query's alone; `prefix` leaves an empty http(s) path empty.
+ */
+function normalize(input: string, listed: boolean, prefix = false): NormalizedUri {
+  if (input.length > MAX_URI_LENGTH) return refuse(`longer than ${MAX_URI_LENGTH} characters`);
+  if (CONTROL.test(input)) return refuse('a control character');
+  if (input.includes('\\')) return refuse('a backslash');
+  if (LONE_SURROGATE.test(input)) return refuse('a lone surrogate');
+  if (MALFORMED_ESCAPE.test(input)) return refuse('a "%" not followed by two hex digits');
+  if (DOUBLE_ESCAPE.test(input)) return refuse('a double percent-escape');
+  if (/\s$/.test(input)) return refuse('trailing white space');
+  const uri = NON_ASCII.test(input) ? input.normalize('NFC') : input;
   const scheme = SCHEME.exec(uri);
   if (!scheme) return refuse('no scheme');
+  const name = scheme[1]!.toLowerCase();
   const rest = uri.slice(scheme[0].length);
   let end = rest.search(/[?#]/);
   if (end < 0) end = rest.length;
   const hierarchy = rest.slice(0, end);
-  if (FORBIDDEN_ESCAPE.test(hierarchy)) return refuse('an escaped "/", "\\", "." or NUL before the query');
+  const tail = rest.slice(end);
+  if (FORBIDDEN_ESCAPE.test(hierarchy)) return refuse('an escaped "/", "\\" or NUL before the query');
   let authority: string | undefined;
   let path = hierarchy;
   if (hierarchy.startsWith('//')) {
     const slash = hierarchy.indexOf('/', 2);
-    authority = lowerHost(hierarchy.slice(2, slash < 0 ? hierarchy.length : slash));
+    authority = lowerHost(decodeUnreserved(hierarchy.slice(2, slash < 0 ? hierarchy.length : slash)));
     path = slash < 0 ? '' : hierarchy.slice(slash);
   }
+  if (name === 'file') {
+    if (authority !== undefined && authority !== '' && authority !== 'localhost') return refuse('a file authority other than localhost');
+    authority = '';
+    if (!path.startsWith('/')) path = `/${path}`; // file:x and file: are file:///x and file:///
+  } else if (name === 'http' || name === 'https') {
+    if (authority === undefined) return refuse('an http(s) URI without "//" and a host');
+    const host = httpAuthority(authority, DEFAULT_PORT[name]!);
+    if (host === undefined) return refuse('an http(s) host that is empty, not ASCII, escaped, or with a port that is not a number');
+    authority = host;
+    if (path === '' && !prefix) path = '/';
+  }
+  if (path.includes('%') && path.split('/').some((s) => s.includes('%') && /^(?:\.|%2[eE]){1,2}$/.test(s))) return refuse('an escaped dot segment ("%2e")');
   const decoded = decodePath(path);
   if (!decoded.ok) return decoded;
-  path = decoded.uri;
+  path = NON_ASCII.test(decoded.uri) ? decoded.uri.normalize('NFC') : decoded.uri;
   if (path.includes('//')) return refuse('an empty path segment ("//")');
-  if (path.startsWith('/')) path = removeDotSegments(path);
-  else if (path.split('/').some((s) => s === '.' || s === '..')) return refuse('a dot segment in a path that is not hierarchical');
-  return { ok: true, uri: `${scheme[1]!.toLowerCase()}:${authority === undefined ? '' : `//${authority}`}${path}${rest.slice(end)}` };
+  const hasDot = path.split('/').some((s) => s === '.' || s === '..');
+  if (hasDot) {
+    if (!listed || !path.startsWith('/')) return refuse('a dot segment ("." or "..") in the path');
+    path = removeDotSegments(path);
+  }
+  const after = tail === '' ? '' : normalizeEscapes(tail);
+  if (!listed && after !== '' && DOT_COMPONENT.test(decodeForCheck(after))) return refuse('a "." or ".." in the query or fragment');
+  const out = `${name}:${authority === undefined ? '' : `//${authority}`}${path}${after}`;
+  if (/\s$/.test(out)) return refuse('trailing white space');
+  return { ok: true, uri: out };
 }
 
 /** Lower-cases the host (and port) of an authority; userinfo keeps its case. */
@@ -146,7 +222,38 @@ function lowerHost(authority: string): string {
   return authority.slice(0, at + 1) + authority.slice(at + 1).toLowerCase();
 }
 
-/** Decodes a path's escapes except `%`, `?`, `#` (kept, upper-cased); refuses controls, double escapes and non-UTF-8. */
+/** An http(s) authority with its default or empty port removed; undefined when the host is empty, escaped or not ASCII, or the port not a number. */
+function httpAuthority(authority: string, defaultPort: string): string | undefined {
+  const at = authority.lastIndexOf('@');
+  const userinfo = authority.slice(0, at + 1);
+  const hostPort = authority.slice(at + 1);
+  const close = hostPort.startsWith('[') ? hostPort.indexOf(']') : -1;
+  const colon = hostPort.indexOf(':', close + 1);
+  const host = colon < 0 ? hostPort : hostPort.slice(0, colon);
+  let port = colon < 0 ? '' : hostPort.slice(colon + 1);
+  if (host === '' || host.includes('%') || NON_ASCII.test(host) || /\s/.test(host)) return undefined;
+  if (port !== '' && !/^[0-9]{1,5}$/.test(port)) return undefined;
+  if (port !== '') port = String(Number(port));
+  if (Number(port) > 65535) return undefined;
+  return userinfo + host + (port === '' || port === defaultPort ? '' : `:${port}`);
+}
+
+/** Decodes escapes of unreserved characters (RFC 3986 §2.3). */
+function decodeUnreserved(text: string): string {
+  return text.includes('%') ? text.replace(UNRESERVED_ESCAPE, (m) => String.fromCharCode(parseInt(m.slice(1), 16))) : text;
+}
+
+/** Escapes of unreserved characters decoded, the others upper-cased. */
+function normalizeEscapes(text: string): string {
+  return text.includes('%') ? decodeUnreserved(text).replace(ESCAPE, (m) => m.toUpperCase()) : text;
+}
+
+/** Every escape decoded byte for byte (as Latin-1): only to look for dot components a decoding reader would see. */
+function decodeForCheck(text: string): string {
+  return text.includes('%') ? text.replace(ESCAPE, (m) => String.fromCharCode(parseInt(m.slice(1), 16))) : text;
+}
+
+/** Decodes a path's escapes except `%`, `?`, `#` (kept, upper-cased); refuses controls and non-UTF-8. */
 function decodePath(path: string): NormalizedUri {
   if (!path.includes('%')) return { ok: true, uri: path };
   let out = '';
@@ -176,7 +283,6 @@ function decodePath(path: string): NormalizedUri {
     runEnd = at + 3;
     last = runEnd;
     if (byte < 0x20 || byte === 0x7f) return refuse('an escaped control character in the path');
-    if (byte === 0x25 && /^[0-9A-Fa-f]{2}/.test(path.slice(runEnd))) return refuse('a double percent-escape in the path');
     if (byte === 0x25 || byte === 0x3f || byte === 0x23) {
       const text = flush();
       if (text.startsWith('!')) return refuse(text.slice(1));
@@ -192,7 +298,6 @@ function decodePath(path: string): NormalizedUri {
 
 /** RFC 3986 §5.2.4 on a path that starts with `/` and has no empty segment. */
 function removeDotSegments(path: string): string {
-  if (!path.includes('.')) return path;
   const segments = path.slice(1).split('/');
   const out: string[] = [];
   segments.forEach((segment, i) => {

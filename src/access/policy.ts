@@ -1,6 +1,6 @@
 // The access policy, compiled once from config: one pure decision for every list, read, subscribe and completion.
 import type { Caller } from './caller.js';
-import { normalizeUri, normalizeUriPrefix } from './normalize-uri.js';
+import { normalizeListedUri, normalizeUri, normalizeUriPrefix, type NormalizedUri } from './normalize-uri.js';
 import { compileResourcePattern, withoutQuery, type ResourcePattern } from './resource-pattern.js';
 import { POLICY_ACTIONS, POLICY_OUTCOMES, type PolicyAction, type PolicyConfig, type PolicyRuleConfig } from '../config/schema.js';
 
@@ -15,6 +15,15 @@ export interface PolicyDecision {
   /** The id of the deciding rule, or `default`, `invalid-uri` or `error` (see `POLICY_OUTCOMES`). */
   readonly rule: string;
 }
+
+/**
+ * How a URI is taken before rules are tried. `request` (the default): as a client sent it, in the
+ * form `normalizeUri` gives, and denied with `invalid-uri` when that refuses it. `issued`: a URI an
+ * upstream gave out itself (listed, in a read's contents, in an update), which is forwarded as it
+ * is: decided on the form `normalizeListedUri` gives, or on its exact text when that refuses it.
+ * `canonical`: already the form `normalizeUri` gives (the gate resolved it at the edge): taken as it is.
+ */
+export type UriForm = 'request' | 'issued' | 'canonical';
 
 /** A policy compiled from config by {@link compilePolicy}. Immutable; its decisions are pure. */
 export interface Policy {
@@ -32,7 +41,7 @@ export interface Policy {
    * @example policy.decide({ principal: 'alice', roles: ['eng'] }, 'read', 'docs', 'file:///handbook/a.md')
    * // { allow: true, rule: 'eng-docs' }
    */
-  decide(caller: PolicySubject, action: PolicyAction, server: string, uri: string): PolicyDecision;
+  decide(caller: PolicySubject, action: PolicyAction, server: string, uri: string, form?: UriForm): PolicyDecision;
   /**
    * Decides whether a URI template of `server` is listed: only if an allow rule can match some URI
    * it produces and no deny rule matches all of them, judged on the template's literal prefix P
@@ -50,7 +59,7 @@ export interface Policy {
    * `decide` for one caller, action and server, with the rules about them picked once: the same
    * decisions, for the many URIs of one listing.
    */
-  decider(caller: PolicySubject, action: PolicyAction, server: string): (uri: string) => PolicyDecision;
+  decider(caller: PolicySubject, action: PolicyAction, server: string, form?: UriForm): (uri: string) => PolicyDecision;
   /**
    * Whether `caller` may know that `server` exists (its name in `/readyz`, in a list's `_meta`):
    * true when the policy could allow it some action on some URI of that server. For each action, a
@@ -134,10 +143,13 @@ export function compilePolicy(config: PolicyConfig | undefined, serverIds: Reado
   };
 
   /** Decides `uri` among rules already picked for its caller, action and server. */
-  const decideAmong = (server: string, denying: readonly CompiledRule[], allowing: readonly CompiledRule[], uri: string): PolicyDecision => {
+  const decideAmong = (server: string, denying: readonly CompiledRule[], allowing: readonly CompiledRule[], uri: string, form: UriForm): PolicyDecision => {
     try {
-      const canonical = normalizeUri(uri);
-      if (!canonical.ok) return DENY_INVALID_URI;
+      let canonical: NormalizedUri = form === 'canonical' ? { ok: true, uri } : form === 'issued' ? normalizeListedUri(uri) : normalizeUri(uri);
+      if (!canonical.ok) {
+        if (form !== 'issued') return DENY_INVALID_URI;
+        canonical = { ok: true, uri }; // the upstream's own spelling, forwarded as it is: decided as it is
+      }
       const path = withoutQuery(canonical.uri);
       const matches = (p: ResourcePattern) => p.glob.matches(p.wholeUri ? canonical.uri : path);
       return evaluateAmong(server, denying, allowing, matches, matches);
@@ -146,10 +158,10 @@ export function compilePolicy(config: PolicyConfig | undefined, serverIds: Reado
     }
   };
 
-  const decide = (caller: PolicySubject, action: PolicyAction, server: string, uri: string): PolicyDecision => {
+  const decide = (caller: PolicySubject, action: PolicyAction, server: string, uri: string, form: UriForm = 'request'): PolicyDecision => {
     try {
       const { denying, allowing } = about(caller, action, server);
-      return decideAmong(server, denying, allowing, uri);
+      return decideAmong(server, denying, allowing, uri, form);
     } catch {
       return DENY_ERROR;
     }
@@ -174,10 +186,10 @@ export function compilePolicy(config: PolicyConfig | undefined, serverIds: Reado
     enforced: true,
     visibleServer,
     decide,
-    decider(caller, action, server) {
+    decider(caller, action, server, form = 'request') {
       try {
         const { denying, allowing } = about(caller, action, server);
-        return (uri) => decideAmong(server, denying, allowing, uri);
+        return (uri) => decideAmong(server, denying, allowing, uri, form);
       } catch {
         return () => DENY_ERROR;
       }
@@ -185,7 +197,7 @@ export function compilePolicy(config: PolicyConfig | undefined, serverIds: Reado
     decideTemplate(caller, action, server, uriTemplate) {
       try {
         const brace = uriTemplate.indexOf('{');
-        if (brace < 0) return decide(caller, action, server, uriTemplate);
+        if (brace < 0) return decide(caller, action, server, uriTemplate, 'issued');
         const prefix = normalizeUriPrefix(uriTemplate.slice(0, brace));
         if (!prefix.ok) return DENY_INVALID_URI;
         const path = withoutQuery(prefix.uri);

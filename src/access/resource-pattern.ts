@@ -31,7 +31,7 @@ export function resourcePatternProblem(pattern: string): string | undefined {
   const problem = globProblem(pattern);
   if (problem !== undefined) return problem;
   // Wildcards stand in as `x`; a namespaced pattern (`docs+file:...`) reads as the scheme `docs+file`.
-  const example = compileGlob(pattern).example('x');
+  const example = compileGlob(pattern.normalize('NFC')).example('x');
   // A pattern that starts with a wildcard may cover the scheme too (`**`, `*/x`): check it under one.
   const startsWild = /^(?:\*|\?)/.test(pattern) && !/^[A-Za-z][A-Za-z0-9+.-]*:/.test(example);
   return canonicalFormProblem(startsWild ? `x:${example}` : example);
@@ -58,5 +58,5 @@ export function patternServer(pattern: string, serverIds: ReadonlySet<string>): 
 export function compileResourcePattern(pattern: string, serverIds: ReadonlySet<string>): ResourcePattern {
   const server = patternServer(pattern, serverIds);
   const source = server === undefined ? pattern : pattern.slice(server.length + 1);
-  return { server, glob: compileGlob(source), wholeUri: /\\\?|#/.test(source) };
+  return { server, glob: compileGlob(source.normalize('NFC')), wholeUri: /\\\?|#/.test(source) };
 }

@@ -6,9 +6,12 @@ const CANCELLED = 'notifications/cancelled';
 
 /** What the tap asks of the federation for one connection. */
 export interface ListenHolds {
-  /** Subscribes the connection's session to a namespaced URI; false when it is not served (unknown, refused). */
-  accept(uri: string): Promise<boolean>;
-  /** Gives up what `accept` took. Never throws. */
+  /**
+   * Subscribes the connection's session to a namespaced URI: the URI as held (its canonical form,
+   * which updates carry), or undefined when it is not served (unknown, refused, denied).
+   */
+  accept(uri: string): Promise<string | undefined>;
+  /** Gives up what `accept` took, given the URI it returned. Never throws. */
   release(uri: string): void;
 }
 
@@ -24,8 +27,9 @@ type Listen = { id: Id; method: string; params?: { notifications?: { resourceSub
  * itself, acknowledging every requested URI and routing updates by exact match). The tap holds a
  * listen request back until each requested resource URI has been accepted by the federation (the
  * session is subscribed through the relay, so no update can be missed once the acknowledgement is
- * out), then forwards it with `resourceSubscriptions` narrowed to the accepted URIs: the
- * acknowledgement then names exactly those. A listen lives until an answer with its id goes out
+ * out), then forwards it with `resourceSubscriptions` narrowed to the accepted URIs, each in the
+ * canonical form it is held in (the form updates carry): the acknowledgement then names exactly
+ * those. Every listen is decided again, even for a URI another listen holds. A listen lives until an answer with its id goes out
  * (graceful close, error, or the connection ends) or the client cancels it; then its URIs are
  * released (counted per URI, so two listens of one URI hold it until both end).
  *
@@ -75,7 +79,8 @@ export class ListenTap {
     this.chain = this.chain.then(async () => {
       const accepted: string[] = [];
       for (const uri of uris) {
-        if ((this.counts.get(uri) ?? 0) > 0 || (await this.holds.accept(uri).catch(() => false))) accepted.push(uri);
+        const held = await this.holds.accept(uri).catch(() => undefined); // decided again for every listen
+        if (held !== undefined && !accepted.includes(held)) accepted.push(held);
       }
       this.pending.delete(message.id);
       for (const uri of accepted) this.counts.set(uri, (this.counts.get(uri) ?? 0) + 1);

@@ -1,4 +1,4 @@
-// Federated resources, shared by all sessions: list/templates/read/subscribe/complete = decode -> route -> encode.
+// Federated resources, shared by all sessions: list/templates/read/subscribe/complete = route the edge's target -> encode.
 import { sizeOf, type ReadCache } from './cache.js';
 import type { ListKind } from './cursor.js';
 import { ErrorCodes, ProxyError } from '../errors.js';
@@ -40,7 +40,7 @@ export interface OperationTrace {
 /** The shared parts the resource operations use. */
 export interface ResourcesDeps {
   pool: UpstreamPool;
-  /** The URIs clients see: every URI a client sends is decoded, every one it gets encoded, with it. */
+  /** The URIs clients see: every one a client gets is encoded with it (the edge decodes what they send). */
   uris: UriCodec;
   lister: Lister;
   relay: SubscriptionRelay;
@@ -77,12 +77,13 @@ export class FederatedResources {
   }
 
   /**
-   * `resources/read`: route to the owner (through the cache when the upstream allows it) and
-   * rewrite every `contents[].uri` into its namespace. A cached read is shared by concurrent
-   * callers, so one caller's cancel only ends its own wait.
+   * `resources/read` of `target` (resolved once at the edge: its `uri` is sent upstream as it is):
+   * route to the owner (through the cache when the upstream allows it) and rewrite every
+   * `contents[].uri` into its namespace. A cached read is shared by concurrent callers, so one
+   * caller's cancel only ends its own wait.
    */
-  async read(uri: string, signal?: AbortSignal, trace?: OperationTrace, principal?: string): Promise<ReadResultT> {
-    const { upstream, target } = await this.route(uri, trace);
+  async read(target: NamespacedUri, signal?: AbortSignal, trace?: OperationTrace, principal?: string): Promise<ReadResultT> {
+    const upstream = await this.route(target, trace);
     const cache = this.deps.cache;
     let result: ReadResultT;
     let hint: CacheHint;
@@ -111,9 +112,9 @@ export class FederatedResources {
     return withHint({ ...withoutHopFields(result), contents: result.contents.map((c) => ({ ...c, uri: this.deps.uris.encode(target.server, c.uri) })) }, hint);
   }
 
-  /** `resources/subscribe` for one session (idempotent). */
-  async subscribe(session: Session, uri: string, trace?: OperationTrace): Promise<void> {
-    const { target } = await this.route(uri, trace);
+  /** `resources/subscribe` of `target` (resolved at the edge) for one session (idempotent). */
+  async subscribe(session: Session, target: NamespacedUri, trace?: OperationTrace): Promise<void> {
+    await this.route(target, trace);
     try {
       await this.deps.relay.subscribe(session, target.server, target.uri);
     } catch (err) {
@@ -121,18 +122,21 @@ export class FederatedResources {
     }
   }
 
-  /** `resources/unsubscribe` for one session (unknown URIs and pairs are a no-op, as the spec allows). */
-  async unsubscribe(session: Session, uri: string): Promise<void> {
-    const target = this.deps.uris.decode(uri);
-    if (target) await this.deps.relay.unsubscribe(session, target.server, target.uri);
+  /** `resources/unsubscribe` of `target` for one session (pairs it does not hold are a no-op, as the spec allows). */
+  async unsubscribe(session: Session, target: NamespacedUri): Promise<void> {
+    await this.deps.relay.unsubscribe(session, target.server, target.uri);
   }
 
-  /** `completion/complete` for a `ref/resource`: routed by the namespaced template to its owner. */
-  async complete(params: CompleteParams, signal?: AbortSignal, trace?: OperationTrace, principal?: string): Promise<CompleteResultT> {
+  /**
+   * `completion/complete` for a `ref/resource`, routed to the owner of `target` (its template as
+   * the edge resolved it; undefined: not found).
+   */
+  async complete(params: CompleteParams, target: NamespacedUri | undefined, signal?: AbortSignal, trace?: OperationTrace, principal?: string): Promise<CompleteResultT> {
     if (params.ref.type !== 'ref/resource' || typeof params.ref.uri !== 'string') {
       throw new ProxyError(ErrorCodes.INVALID_PARAMS, `Unknown reference: ${params.ref.name ?? params.ref.type}`);
     }
-    const { upstream, target } = await this.route(params.ref.uri, trace);
+    if (!target) throw new ProxyError(ErrorCodes.RESOURCE_NOT_FOUND, 'Resource not found');
+    const upstream = await this.route(target, trace);
     if (!upstream.supports('completions')) return { completion: { values: [], hasMore: false } };
     const upstreamParams: Record<string, unknown> = { ...params, ref: { ...params.ref, uri: target.uri } };
     try {
@@ -143,21 +147,20 @@ export class FederatedResources {
   }
 
   /**
-   * Decodes a federated URI to its ready upstream; anything else is "not found". A request that
-   * arrives while its upstream is still making its first connection waits for that attempt.
+   * The ready upstream that owns `target`; anything else is "not found". A request that arrives
+   * while its upstream is still making its first connection waits for that attempt.
    */
-  async route(uri: string, trace?: OperationTrace): Promise<{ upstream: Upstream; target: NamespacedUri }> {
-    const target = this.deps.uris.decode(uri);
-    if (target && trace) {
+  async route(target: NamespacedUri, trace?: OperationTrace): Promise<Upstream> {
+    if (trace) {
       trace.server = target.server;
       trace.upstreamUri = target.uri;
     }
-    const upstream = target && this.deps.pool.get(target.server);
+    const upstream = this.deps.pool.get(target.server);
     if (upstream && upstream.generation === 0 && upstream.status !== 'unavailable') await upstream.settled();
-    if (!target || !upstream || upstream.status !== 'ready') {
+    if (!upstream || upstream.status !== 'ready') {
       throw new ProxyError(ErrorCodes.RESOURCE_NOT_FOUND, 'Resource not found');
     }
-    return { upstream, target };
+    return upstream;
   }
 }
 

@@ -144,12 +144,12 @@ describe('access policy through the proxy', () => {
         const listed = new Set((await client.listResources()).resources.map((r) => r.uri));
         for (const uri of uris) {
           trials++;
-          if (listed.has(`docs+${uri}`) !== reference.decide(who, 'list', 'docs', uri).allow) mismatches++;
+          if (listed.has(`docs+${uri}`) !== reference.decide(who, 'list', 'docs', uri, 'issued').allow) mismatches++;
         }
         for (let k = 0; k < 80; k++) {
           const uri = pick(uris);
           const action: PolicyAction = pick(['read', 'subscribe'] as const);
-          const expected = reference.decide(who, action, 'docs', uri).allow;
+          const expected = reference.decide(who, action, 'docs', uri, 'issued').allow; // listed: read as the upstream spelled it
           const call = action === 'read' ? client.readResource({ uri: `docs+${uri}` }) : client.subscribeResource({ uri: `docs+${uri}` });
           const got = await call.then(
             () => true,

@@ -16,11 +16,11 @@ function harness(accepting: (uri: string) => boolean) {
   } as unknown as Transport;
   const tap = new ListenTap({
     accept: async (uri) => {
-      if (!accepting(uri)) return false;
-      held.set(uri, (held.get(uri) ?? 0) + 1);
-      return true;
+      if (!accepting(uri)) return undefined;
+      held.set(uri, 1); // a session holds a URI or not (the relay's subscribe is idempotent)
+      return uri;
     },
-    release: (uri) => void held.set(uri, (held.get(uri) ?? 0) - 1),
+    release: (uri) => void held.set(uri, 0),
   });
   tap.install(transport);
   const push = (m: Record<string, unknown>) => transport.onmessage?.(m as never);

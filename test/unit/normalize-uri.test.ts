@@ -1,6 +1,6 @@
 // URI canonical form for policy: what is rewritten, what is refused, template prefixes, and pattern checks.
 import { describe, expect, it } from 'vitest';
-import { canonicalFormProblem, MAX_URI_LENGTH, normalizeUri, normalizeUriPrefix } from '../../src/access/normalize-uri.js';
+import { canonicalFormProblem, MAX_URI_LENGTH, normalizeListedUri, normalizeUri, normalizeUriPrefix } from '../../src/access/normalize-uri.js';
 
 const canonical = (uri: string) => {
   const r = normalizeUri(uri);
@@ -21,22 +21,38 @@ describe('normalizeUri: canonical form', () => {
     ['file:///handbook', 'file:///handbook'],
     ['memo:abc', 'memo:abc'],
     ['memory://knowledge-graph', 'memory://knowledge-graph'],
-    ['https://h.example/a?b=%2F..%2e#frag/../x', 'https://h.example/a?b=%2F..%2e#frag/../x'],
+    ['https://h.example/a?b=%2F..%2e.#frag/.x', 'https://h.example/a?b=%2F....#frag/.x'],
     // scheme and host lower-cased; userinfo, path, query kept
     ['FILE:///Handbook/A.md', 'file:///Handbook/A.md'],
     ['HtTpS://User@Docs.EXAMPLE:8443/A?Q=B', 'https://User@docs.example:8443/A?Q=B'],
     ['https://[FE80::1]/a', 'https://[fe80::1]/a'],
-    // dot segments (RFC 3986 §5.2.4 and its examples)
-    ['file:///handbook/../secrets', 'file:///secrets'],
-    ['file:///handbook/./a.md', 'file:///handbook/a.md'],
-    ['file:///a/b/c/./../../g', 'file:///a/g'],
-    ['file:///a/b/..', 'file:///a/'],
-    ['file:///a/b/.', 'file:///a/b/'],
-    ['file:///..', 'file:///'],
-    ['file:///../../etc/passwd', 'file:///etc/passwd'],
+    // dots that are not dot segments
     ['file:///a/..b/.c', 'file:///a/..b/.c'],
-    ['https://h/a/../b?x=../y', 'https://h/b?x=../y'],
-    ['mid:/a/../b', 'mid:/b'],
+    ['file:///a/b.%2e', 'file:///a/b..'],
+    ['https://h/a?v=1.2&w=..x', 'https://h/a?v=1.2&w=..x'],
+    // file: an empty or localhost authority, file:/x and file:x are file:///x
+    ['file://localhost/secrets/k', 'file:///secrets/k'],
+    ['file://LOCALHOST/secrets/k', 'file:///secrets/k'],
+    ['file://%6cocalhost/secrets/k', 'file:///secrets/k'],
+    ['file://LocalHost', 'file:///'],
+    ['file://', 'file:///'],
+    ['file:/secrets/k', 'file:///secrets/k'],
+    ['file:secrets/k', 'file:///secrets/k'],
+    ['FILE:', 'file:///'],
+    // http(s): default and empty ports removed, empty path is /
+    ['http://h:80/a', 'http://h/a'],
+    ['http://h:/a', 'http://h/a'],
+    ['http://h:080/a', 'http://h/a'],
+    ['https://h:443', 'https://h/'],
+    ['https://h:80/a', 'https://h:80/a'],
+    ['http://H.Example', 'http://h.example/'],
+    ['http://h?q', 'http://h/?q'],
+    // unreserved escapes decoded and the others upper-cased in the query and fragment
+    ['https://h/a?q=%7e%2f%c3%a9#%61', 'https://h/a?q=~%2F%C3%A9#a'],
+    // NFC, raw or escaped
+    ['file:///privé/a', 'file:///privé/a'],
+    ['file:///prive%CC%81/a', 'file:///privé/a'],
+    ['memo:x?é', 'memo:x?é'],
     // percent-escapes in the path decoded, except %, ? and # (upper-cased)
     ['file:///%73ecrets/a', 'file:///secrets/a'],
     ['file:///a%7eb', 'file:///a~b'],
@@ -58,13 +74,47 @@ describe('normalizeUri: refused outright', () => {
     ['file:///handbook/%2e%2e/secrets', 'an escaped'],
     ['file:///handbook/%2E%2E/secrets', 'an escaped'],
     ['file:///handbook/%2e./secrets', 'an escaped'],
+    ['file:///handbook/.%2E/secrets', 'an escaped'],
+    ['file:///%2e/secrets', 'an escaped'],
     ['file:///handbook%2f..%2fsecrets', 'an escaped'],
     ['file:///handbook%2F..%2Fsecrets', 'an escaped'],
     ['file:///handbook/..%5csecrets', 'an escaped'],
     ['file:///handbook/..%5Csecrets', 'an escaped'],
     ['file:///handbook/a.md%00.txt', 'an escaped'],
     ['memo:a%2fb', 'an escaped'],
-    ['https://h%2e%2e/a', 'an escaped'],
+    ['https://h%2f/a', 'an escaped'],
+    // dot segments, raw, anywhere (the path, the query, the fragment; escaped there too)
+    ['file:///handbook/../secrets', 'a dot segment'],
+    ['file:///handbook/./a.md', 'a dot segment'],
+    ['file:///a/b/..', 'a dot segment'],
+    ['file:///..', 'a dot segment'],
+    ['mid:/a/../b', 'a dot segment'],
+    ['file:..', 'a dot segment'],
+    ['file:///public/x?/../../secrets/key.txt', 'in the query or fragment'],
+    ['file:///public/x#/../../secrets/key.txt', 'in the query or fragment'],
+    ['file:///public/x?..', 'in the query or fragment'],
+    ['file:///public/x?a=../b', 'in the query or fragment'],
+    ['file:///public/x?%2e%2e/secrets', 'in the query or fragment'],
+    ['file:///public/x?a%2F..%2Fb', 'in the query or fragment'],
+    ['file:///public/x?a%5c..%5cb', 'in the query or fragment'],
+    ['file:///public/x#.', 'in the query or fragment'],
+    // file: any other authority
+    ['file://evil/secrets/k', 'a file authority'],
+    ['file://localhost:80/secrets/k', 'a file authority'],
+    ['file://u@localhost/secrets/k', 'a file authority'],
+    ['file://127.0.0.1/secrets/k', 'a file authority'],
+    ['file://%2e/secrets/k', 'a file authority'],
+    // http(s) without an authority, with an empty, escaped or non-ASCII host, or a port that is not one
+    ['http:h/secrets', 'without "//"'],
+    ['https:/h/secrets', 'without "//"'],
+    ['http:///secrets', 'http(s) host'],
+    ['http://h%C3%A9/x', 'http(s) host'],
+    ['http://\uff48/x', 'http(s) host'],
+    ['http://h:8o/x', 'http(s) host'],
+    ['http://h:99999/x', 'http(s) host'],
+    // white space a WHATWG reader would strip
+    ['file:///secrets/k ', 'trailing white space'],
+    ['file:///secrets/k%20', 'trailing white space'],
     // raw control characters, anywhere
     ['file:///handbook/a\u0000.md', 'a control character'],
     ['file:///handbook/a\n.md', 'a control character'],
@@ -88,6 +138,7 @@ describe('normalizeUri: refused outright', () => {
     ['file:///a%', 'not followed by two hex digits'],
     ['file:///a%g1', 'not followed by two hex digits'],
     ['file:///a?x=%', 'not followed by two hex digits'],
+    ['file:///a?x=%252e', 'a double percent-escape'],
     ['file:///handbook/%252e%252e/secrets', 'a double percent-escape'],
     ['file:///a%ff', 'not UTF-8 text'],
     ['file:///a%C3', 'not UTF-8 text'],
@@ -118,11 +169,37 @@ describe('normalizeUri: refused outright', () => {
   });
 });
 
+describe('normalizeListedUri (the form upstream-issued URIs are decided on)', () => {
+  it.each([
+    ['file:///handbook/../secrets', 'file:///secrets'],
+    ['file:///handbook/./a.md', 'file:///handbook/a.md'],
+    ['file:///a/b/c/./../../g', 'file:///a/g'],
+    ['file:///a/b/..', 'file:///a/'],
+    ['file:///a/b/.', 'file:///a/b/'],
+    ['file:///..', 'file:///'],
+    ['file:///../../etc/passwd', 'file:///etc/passwd'],
+    ['https://h/a/../b?x=../y', 'https://h/b?x=../y'],
+    ['mid:/a/../b', 'mid:/b'],
+    ['FILE://localhost/a/../b', 'file:///b'],
+    ['file:///plain', 'file:///plain'],
+  ])('%j → %j', (uri, expected) => {
+    expect(normalizeListedUri(uri)).toEqual({ ok: true, uri: expected });
+  });
+
+  it.each(['file:///a/%2e%2e/b', 'file://evil/a', 'memo:a/../b', 'file:///a\\b'])('%j is refused (decided on its exact text)', (uri) => {
+    expect(normalizeListedUri(uri).ok).toBe(false);
+  });
+});
+
 describe('normalizeUriPrefix (template literal prefixes)', () => {
   it.each([
     ['file:///handbook/', 'file:///handbook/'],
     ['FILE:///handbook/', 'file:///handbook/'],
     ['HTTPS://Docs.Example', 'https://docs.example'],
+    ['file:', 'file:'],
+    ['file:/', 'file:/'],
+    ['FILE://', 'file://'],
+    ['file://localhost/a/', 'file:///a/'],
     ['file:///handbook/../secrets/', 'file:///secrets/'],
     ['file:///handbook/..', 'file:///handbook/'],
     ['file:///handbook/.', 'file:///handbook/'],

@@ -44,7 +44,8 @@ describe('policy check', () => {
     [['--principal', 'alice', '--role', 'eng', '--action', 'read', 'mem+file:///handbook/a.md'], 1, 'deny default'],
     [['--principal', 'alice', '--role', 'eng', '--action', 'read', 'docs+file:///handbook/drafts/x'], 1, 'deny drafts'],
     [['--principal', 'alice', '--role', 'eng', '--action', 'read', 'docs+file:///handbook/%2e%2e/secrets'], 1, 'deny invalid-uri'],
-    [['--principal', 'alice', '--role', 'eng', '--action', 'read', 'docs+FILE:///handbook/x/../a.md'], 0, 'allow eng-docs'],
+    [['--principal', 'alice', '--role', 'eng', '--action', 'read', 'docs+FILE://localhost/handbook/x/a.md'], 0, 'allow eng-docs'],
+    [['--principal', 'alice', '--role', 'eng', '--action', 'read', 'docs+FILE:///handbook/x/../a.md'], 1, 'deny invalid-uri'], // dot segments: refused (issue 14)
     [['--principal', 'alice', '--role', 'eng', '--action', 'list', 'docs+file:///handbook/{path}'], 0, 'allow eng-docs'],
     [['--principal', 'alice', '--role', 'eng', '--action', 'list', 'docs+file:///handbook/drafts/{path}'], 1, 'deny drafts'],
   ])('%j → exit %i, %j', async (args, code, line) => {

@@ -154,10 +154,21 @@ describe('decide: normalisation attacks', () => {
   const strict = policyOf({ rules: [{ id: 'handbook', effect: 'allow', resources: ['file:///handbook/**'] }] });
 
   it.each([
-    ['dot segments', 'file:///handbook/../secrets/k', 'secrets'],
-    ['dot segments at the end', 'file:///secrets/a/..', 'secrets'],
-    ['single dots', 'file:///./secrets/./k', 'secrets'],
-    ['climbing above the root', 'file:///../../secrets/k', 'secrets'],
+    // dot segments are refused outright (issue 14): a reader may resolve them or not
+    ['dot segments', 'file:///handbook/../secrets/k', 'invalid-uri'],
+    ['dot segments at the end', 'file:///secrets/a/..', 'invalid-uri'],
+    ['single dots', 'file:///./secrets/./k', 'invalid-uri'],
+    ['climbing above the root', 'file:///../../secrets/k', 'invalid-uri'],
+    ['dot segments in the query', 'file:///handbook/x?/../../secrets/k', 'invalid-uri'],
+    ['dot segments in the fragment', 'file:///handbook/x#/../../secrets/k', 'invalid-uri'],
+    ['a localhost authority', 'file://localhost/secrets/k', 'secrets'],
+    ['a LOCALHOST authority', 'file://LOCALHOST/secrets/k', 'secrets'],
+    ['an escaped localhost authority', 'file://%6cocalhost/secrets/k', 'secrets'],
+    ['file:/ without authority', 'file:/secrets/k', 'secrets'],
+    ['file: with a relative path', 'file:secrets/k', 'secrets'],
+    ['another file authority', 'file://evil/secrets/k', 'invalid-uri'],
+    ['the default port', 'https://h.example:443/admin/x', 'secrets'],
+    ['no http authority', 'https:h.example/admin/x', 'invalid-uri'],
     ['a percent-spelled letter', 'file:///%73ecrets/k', 'secrets'],
     ['lower-case escapes of letters', 'file:///s%65cr%65ts/k', 'secrets'],
     ['mixed-case scheme', 'FILE:///secrets/k', 'secrets'],
@@ -197,14 +208,31 @@ describe('decide: normalisation attacks', () => {
   it.each([
     ['file:///handbook', true],
     ['file:///handbook/', true],
-    ['file:///handbook/a/./b.md', true],
-    ['file:///handbook/a/../b.md', true],
+    ['file:///handbook/a/./b.md', false], // dot segments: refused (issue 14)
+    ['file:///handbook/a/../b.md', false],
+    ['file://localhost/handbook/a', true],
     ['file:///HANDBOOK/a', false],
     ['FILE:///handbook/a', true],
     ['file:///handbook%2Fa', false],
     ['file:///handbook/caf%C3%A9', true],
   ])('trailing slashes and harmless spellings: %j → allow %s', (uri, allow) => {
     expect(strict.decide(alice, 'read', 'docs', uri).allow).toBe(allow);
+  });
+
+  it('an issued URI is decided on its listed form: dot segments resolved, else its exact text', () => {
+    expect(p.decide(alice, 'read', 'docs', 'file:///handbook/../secrets/k', 'issued')).toEqual({ allow: false, rule: 'secrets' });
+    expect(strict.decide(alice, 'read', 'docs', 'file:///handbook/a/../b.md', 'issued')).toEqual({ allow: true, rule: 'handbook' });
+    expect(strict.decide(alice, 'read', 'docs', 'file://evil/handbook/a', 'issued').allow).toBe(false);
+    expect(p.decide(alice, 'read', 'docs', 'file:///secrets/%2e%2e/k', 'issued')).toEqual({ allow: false, rule: 'secrets' });
+  });
+
+  it('a rule written in NFC or NFD matches URIs in either', () => {
+    for (const rule of ['file:///priv\u00e9/**', 'file:///prive\u0301/**']) {
+      const nfc = policyOf({ default: 'allow', rules: [{ id: 'prive', effect: 'deny', resources: [rule] }] });
+      for (const uri of ['file:///priv\u00e9/k', 'file:///prive\u0301/k', 'file:///priv%C3%A9/k', 'file:///prive%CC%81/k']) {
+        expect(nfc.decide(alice, 'read', 'docs', uri), `${rule} ${uri}`).toEqual({ allow: false, rule: 'prive' });
+      }
+    }
   });
 });
 
@@ -335,6 +363,11 @@ describe('resource patterns', () => {
     ['**.md', undefined],
     ['?*:/**', undefined],
     ['**/../x', 'a dot segment'],
+    ['file:///a?**/../x', 'never matches'],
+    ['file://localhost/**', 'write file URIs as file:///path'],
+    ['http://h.example:80/**', 'leave out the default port'],
+    ['file:///priv\u00e9/**', undefined],
+    ['file:///prive\u0301/**', undefined],
     ['**/%7E', 'write percent-escaped characters'],
     ['https://*.example.com/**', undefined],
     ['FILE:///**', 'write the scheme in lower case'],

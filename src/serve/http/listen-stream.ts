@@ -7,8 +7,11 @@ import type { DownstreamSession, SessionOptions } from '../../proxy.js';
 export interface ListenDeps {
   /** Opens the session whose subscriptions this listen holds (notifications go to `sink`). */
   openSession(options: SessionOptions): DownstreamSession;
-  /** Subscribes the session to a namespaced URI (decided by policy); false when it is not served or not allowed. */
-  accept(session: DownstreamSession, uri: string): Promise<boolean>;
+  /**
+   * Subscribes the session to a namespaced URI (decided by policy): the URI as held (its canonical
+   * form, which updates carry), or undefined when it is not served or not allowed.
+   */
+  accept(session: DownstreamSession, uri: string): Promise<string | undefined>;
   /** Bound on unsent output; past it the stream is closed (the client reconnects). */
   maxQueuedBytes: number;
   /** Interval of SSE keep-alive comments, in ms. */
@@ -78,7 +81,8 @@ export async function serveListen(res: ServerResponse, message: { id: Id; params
   const accepted: string[] = [];
   for (const uri of requested) {
     if (!open) break;
-    if (await deps.accept(downstream, uri).catch(() => false)) accepted.push(uri);
+    const held = await deps.accept(downstream, uri).catch(() => undefined);
+    if (held !== undefined && !accepted.includes(held)) accepted.push(held);
   }
   const honored: Record<string, unknown> = {};
   if (accepted.length > 0) honored.resourceSubscriptions = accepted;
