@@ -1,0 +1,82 @@
+// Audit anchors: the chain's head (seq, hash, mac) written off the log, to an anchor file or the operational log.
+import fs from 'node:fs';
+import type { Logger } from '../logger.js';
+
+/** The chain's head at one moment: the last record's `seq`, `hash`, and `mac` when the chain is keyed. */
+export interface ChainHead {
+  readonly seq: number;
+  readonly hash: string;
+  readonly mac?: string;
+}
+
+/** One line of an anchor file, as written and as `audit verify --anchor` reads it. */
+export interface AuditAnchor extends ChainHead {
+  /** When the anchor was written: ISO 8601, UTC. */
+  readonly time: string;
+}
+
+/** Where anchors go. */
+export interface AnchorSink {
+  /** Writes one anchor; throws when it could not be written. */
+  write(head: ChainHead): void;
+  /** True when anchors go to a file: the audit file is then fsynced before each anchor. */
+  readonly durable: boolean;
+  /** Closes the anchor file. Idempotent. */
+  close(): void;
+}
+
+/** The one line (with its newline) an anchor is written as: keys in a fixed order, so the file is easy to diff. */
+export function anchorLine(head: ChainHead, time: number): string {
+  const mac = head.mac === undefined ? '' : `,"mac":"${head.mac}"`;
+  return `{"seq":${head.seq},"hash":"${head.hash}"${mac},"time":"${new Date(time).toISOString()}"}\n`;
+}
+
+const HEX64 = /^[0-9a-f]{64}$/;
+
+/** Reads one anchor line back; undefined when it is not one. */
+export function parseAnchorLine(line: string): AuditAnchor | undefined {
+  let v: unknown;
+  try {
+    v = JSON.parse(line);
+  } catch {
+    return undefined;
+  }
+  if (typeof v !== 'object' || v === null) return undefined;
+  const { seq, hash, mac, time } = v as Record<string, unknown>;
+  if (typeof seq !== 'number' || !Number.isSafeInteger(seq) || seq < 1) return undefined;
+  if (typeof hash !== 'string' || !HEX64.test(hash)) return undefined;
+  if (mac !== undefined && (typeof mac !== 'string' || !HEX64.test(mac))) return undefined;
+  if (typeof time !== 'string') return undefined;
+  return mac === undefined ? { seq, hash, time } : { seq, hash, mac, time };
+}
+
+/**
+ * Opens where anchors go: `file` (appended, created if missing, each anchor fsynced), or, without a
+ * file, the operational log at info (`{ anchor: { seq, hash, mac } }`, "audit anchor"). Throws when
+ * the file cannot be opened, so a gateway never starts without the anchors it was told to write.
+ */
+export function openAnchorSink(file: string | undefined, logger: Logger | undefined, now: () => number): AnchorSink {
+  if (file === undefined) {
+    return {
+      durable: false,
+      write: (head) => logger?.info({ anchor: { seq: head.seq, hash: head.hash, ...(head.mac ? { mac: head.mac } : {}) } }, 'audit anchor'),
+      close: () => undefined,
+    };
+  }
+  let fd: number | undefined = fs.openSync(file, 'a');
+  return {
+    durable: true,
+    write(head) {
+      if (fd === undefined) return;
+      const bytes = Buffer.from(anchorLine(head, now()), 'utf8');
+      for (let off = 0; off < bytes.length; ) off += fs.writeSync(fd, bytes, off, bytes.length - off);
+      fs.fsyncSync(fd);
+    },
+    close() {
+      if (fd === undefined) return;
+      const f = fd;
+      fd = undefined;
+      fs.closeSync(f);
+    },
+  };
+}
