@@ -17,8 +17,14 @@ export interface AuditAnchor extends ChainHead {
 
 /** Where anchors go. */
 export interface AnchorSink {
-  /** Writes one anchor; throws when it could not be written. */
+  /** Writes one anchor, durably before it returns; throws when it could not be written. */
   write(head: ChainHead): void;
+  /**
+   * Writes one anchor and resolves once it is durable (the `fsync` runs off the event loop);
+   * rejects when it could not be written. The caller keeps one in flight at a time and awaits it
+   * before `close()`.
+   */
+  append(head: ChainHead): Promise<void>;
   /** True when anchors go to a file: the audit file is then fsynced before each anchor. */
   readonly durable: boolean;
   /** Closes the anchor file. Idempotent. */
@@ -57,20 +63,34 @@ export function parseAnchorLine(line: string): AuditAnchor | undefined {
  */
 export function openAnchorSink(file: string | undefined, logger: Logger | undefined, now: () => number): AnchorSink {
   if (file === undefined) {
+    const log = (head: ChainHead): void => logger?.info({ anchor: { seq: head.seq, hash: head.hash, ...(head.mac ? { mac: head.mac } : {}) } }, 'audit anchor');
     return {
       durable: false,
-      write: (head) => logger?.info({ anchor: { seq: head.seq, hash: head.hash, ...(head.mac ? { mac: head.mac } : {}) } }, 'audit anchor'),
+      write: log,
+      append: (head) => (log(head), Promise.resolve()),
       close: () => undefined,
     };
   }
   let fd: number | undefined = fs.openSync(file, 'a');
+  const put = (head: ChainHead): number | undefined => {
+    if (fd === undefined) return undefined;
+    const bytes = Buffer.from(anchorLine(head, now()), 'utf8');
+    for (let off = 0; off < bytes.length; ) off += fs.writeSync(fd, bytes, off, bytes.length - off);
+    return fd;
+  };
   return {
     durable: true,
     write(head) {
-      if (fd === undefined) return;
-      const bytes = Buffer.from(anchorLine(head, now()), 'utf8');
-      for (let off = 0; off < bytes.length; ) off += fs.writeSync(fd, bytes, off, bytes.length - off);
-      fs.fsyncSync(fd);
+      const f = put(head);
+      if (f !== undefined) fs.fsyncSync(f);
+    },
+    append(head) {
+      try {
+        const f = put(head);
+        return f === undefined ? Promise.resolve() : fsyncAsync(f);
+      } catch (err) {
+        return Promise.reject(err);
+      }
     },
     close() {
       if (fd === undefined) return;
@@ -79,4 +99,11 @@ export function openAnchorSink(file: string | undefined, logger: Logger | undefi
       fs.closeSync(f);
     },
   };
+}
+
+/** `fsync` on the thread pool, so a slow disk does not stall the event loop; EINVAL (a pipe, a terminal: nothing to sync) is success. */
+export function fsyncAsync(fd: number): Promise<void> {
+  return new Promise((resolve, reject) => {
+    fs.fsync(fd, (err) => (err && err.code !== 'EINVAL' ? reject(err) : resolve()));
+  });
 }

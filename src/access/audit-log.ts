@@ -4,7 +4,7 @@ import fs from 'node:fs';
 import { ErrorCodes, ProxyError } from '../errors.js';
 import type { AuditConfig } from '../config/schema.js';
 import type { Logger } from '../logger.js';
-import { openAnchorSink, type AnchorSink } from './audit-anchor.js';
+import { fsyncAsync, openAnchorSink, type AnchorSink } from './audit-anchor.js';
 import { auditKeyFromEnv } from './audit-key.js';
 import { GENESIS_HASH, sealRecord, type AuditEntry } from './audit-record.js';
 
@@ -147,6 +147,9 @@ class ChainWriter implements AuditLog {
   /** `seq` of the last anchored head (at open: where the file ended, which this run does not vouch for). */
   #anchoredSeq: number;
   #stopTimer: () => void;
+  /** The anchor being made durable (file anchors run their fsyncs off the event loop), one at a time. */
+  #anchoring: Promise<void> | undefined;
+  #closing: Promise<void> | undefined;
   #batch: { promise: Promise<void>; resolve: () => void; reject: (err: unknown) => void } | undefined;
 
   constructor(
@@ -164,8 +167,8 @@ class ChainWriter implements AuditLog {
   /** Seals `entry` as the record after the chain's current head. */
   #seal(entry: AuditEntry): ReturnType<typeof sealRecord> {
     const state = this.#state;
-    const at = { seq: state.seq + 1, prev: state.prev, time: this.now() };
-    return sealRecord(entry, this.key ? { ...at, keyed: { key: this.key, prevMac: state.mac ?? GENESIS_HASH } } : at);
+    const keyed = this.key === undefined ? undefined : { key: this.key, prevMac: state.mac ?? GENESIS_HASH };
+    return sealRecord(entry, { seq: state.seq + 1, prev: state.prev, time: this.now(), keyed });
   }
 
   recordBatched(entry: AuditEntry): Promise<void> {
@@ -257,16 +260,42 @@ class ChainWriter implements AuditLog {
   }
 
   /**
-   * Writes the written head as an anchor. With an anchor file, the audit file is fsynced first, so an
-   * anchor never names a record a crash could still lose. A failure is logged, not thrown: the
-   * record that triggered it is written already, and the next anchor tries again.
+   * Anchors the written head. To the logger: at once. To an anchor file: the audit file is fsynced
+   * first, then the anchor is appended and fsynced, both fsyncs on the thread pool (a slow disk would
+   * otherwise stall every request for its duration), so an anchor never names a record a crash could
+   * still lose. One anchor is in flight at a time: while it is, the next one waits for a later record
+   * or tick. A failure is logged at error, not thrown (the records are written, and answered); the
+   * next anchor is due `anchorEvery` records or `anchorSeconds` later, as after a written one, so a
+   * full disk costs one attempt and one log line per period, not per record.
    */
-  #anchor(sync = true): void {
+  #anchor(): void {
+    if (this.#anchoring) return;
     const { seq, prev, mac, fd } = this.#state;
+    const head = mac === undefined ? { seq, hash: prev } : { seq, hash: prev, mac };
+    this.#anchoredSeq = seq;
+    const { sink, logger } = this.anchors;
+    const failed = (err: unknown) => logger?.error({ err: String(err), seq }, 'audit: anchor not written');
+    if (!sink.durable) {
+      try {
+        sink.write(head);
+      } catch (err) {
+        failed(err);
+      }
+      return;
+    }
+    this.#anchoring = (fd === 2 ? Promise.resolve() : fsyncAsync(fd))
+      .then(() => sink.append(head))
+      .catch(failed)
+      .finally(() => (this.#anchoring = undefined));
+  }
+
+  /** The shutdown anchor, synchronous: the audit file was just fsynced, so it vouches only for records on disk. */
+  #finalAnchor(): void {
+    const { seq, prev, mac } = this.#state;
+    if (this.#failure !== undefined || seq === this.#anchoredSeq) return;
+    this.#anchoredSeq = seq;
     try {
-      if (sync && this.anchors.sink.durable) syncFile(fd);
       this.anchors.sink.write(mac === undefined ? { seq, hash: prev } : { seq, hash: prev, mac });
-      this.#anchoredSeq = seq;
     } catch (err) {
       this.anchors.logger?.error({ err: String(err), seq }, 'audit: anchor not written');
     }
@@ -288,19 +317,34 @@ class ChainWriter implements AuditLog {
     const old = this.#state.fd;
     this.#state.fd = fd;
     this.#state.size = 0;
-    fs.closeSync(old);
+    // An anchor's fsync may still be running on the old descriptor: close it only after that.
+    if (this.#anchoring) void this.#anchoring.then(() => closeQuietly(old));
+    else fs.closeSync(old);
   }
 
-  close(): void {
+  /**
+   * Flushes, fsyncs, writes the shutdown anchor and closes. Synchronous unless an anchor is still
+   * in flight, in which case the returned promise settles once it has and the rest is done.
+   */
+  close(): void | Promise<void> {
+    if (this.#closing) return this.#closing;
     if (this.#closed) return;
     this.#flush();
     this.#closed = true;
     this.#stopTimer();
+    const anchoring = this.#anchoring;
+    if (anchoring) {
+      this.#closing = anchoring.then(() => this.#finish());
+      return this.#closing;
+    }
+    this.#finish();
+  }
+
+  #finish(): void {
     const { fd } = this.#state;
     try {
       if (fd !== 2) syncFile(fd);
-      // The shutdown anchor, after the sync: it vouches only for records on disk.
-      if (this.#failure === undefined && this.#state.seq !== this.#anchoredSeq) this.#anchor(false);
+      this.#finalAnchor();
     } finally {
       this.anchors.sink.close();
       if (fd !== 2) fs.closeSync(fd);
@@ -308,7 +352,7 @@ class ChainWriter implements AuditLog {
   }
 
   async [Symbol.asyncDispose](): Promise<void> {
-    this.close();
+    await this.close();
   }
 }
 
@@ -407,6 +451,15 @@ function writeAll(fd: number, bytes: Buffer): { written: number; error?: unknown
     }
   }
   return { written };
+}
+
+/** Closes a descriptor whose errors nobody is left to hear (an old audit file after a rotation). */
+function closeQuietly(fd: number): void {
+  try {
+    fs.closeSync(fd);
+  } catch {
+    // already closed or invalid: nothing was pending on it
+  }
 }
 
 /** fsync, where there is something to sync (EINVAL: a pipe or a terminal, as `stderr` may be). */

@@ -155,6 +155,8 @@ export function sealRecord(entry: AuditEntry, at: { seq: number; prev: string; t
     decision: entry.decision,
     durationMs: Number.isFinite(entry.durationMs) ? Math.round(entry.durationMs * 1000) / 1000 : 0,
     filtered: count(entry.filtered),
+    hash: undefined, // set below: left out of the JSON hashed; here so every record has one shape
+    mac: undefined,
     method: clip('method', entry.method),
     outcome: clip('outcome', entry.outcome) as AuditOutcome,
     prev: at.prev,

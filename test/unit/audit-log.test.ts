@@ -413,23 +413,42 @@ describe('audit log', () => {
       return { t, every: (fn: () => void, ms: number) => ((t.fn = fn), (t.ms = ms), () => void (t.stopped = true)) };
     };
 
-    it('anchors every N records and at close, after the records are on disk, and the log verifies against them with no unanchored tail', async () => {
+    it('anchors every N records, one in flight at a time, and at close, after the records are on disk; the log verifies against them', async () => {
       const { t, every } = manualTimer();
       const log = openAuditLog({ file, maxBytes: 0, keep: 10, anchorFile: anchorFile(), anchorEvery: 3, anchorSeconds: 7 }, { now, every });
       expect(t.ms).toBe(7000);
-      const syncs = vi.spyOn(fs, 'fsyncSync');
-      for (let i = 0; i < 7; i++) log.record(read(`docs+file:///${i}.md`));
-      expect((await readAnchorFile(anchorFile())).anchors.map((a) => a.seq)).toEqual([3, 6]);
-      expect(syncs.mock.calls.length).toBeGreaterThanOrEqual(4); // the audit file, then the anchor file, per anchor
-      syncs.mockRestore();
+      const syncs = vi.spyOn(fs, 'fsync');
+      // Ten records in one turn: the anchor at 3 starts (its fsyncs off the event loop), and the ones
+      // due at 6 and 9 wait for it; it cannot finish before the turn ends, so they are skipped.
+      for (let i = 0; i < 10; i++) log.record(read(`docs+file:///${i}.md`));
+      expect(syncs).toHaveBeenCalledTimes(1); // the audit file first; the anchor file's follows the append
       await log.close();
+      expect(syncs).toHaveBeenCalledTimes(2);
+      syncs.mockRestore();
       expect(t.stopped).toBe(true);
       const { anchors } = await readAnchorFile(anchorFile());
-      expect(anchors.map((a) => a.seq)).toEqual([3, 6, 7]);
-      expect(anchors[2]).toMatchObject({ hash: records()[6]!.hash, time: expect.any(String) });
+      expect(anchors.map((a) => a.seq)).toEqual([3, 10]);
+      expect(anchors[0]).toMatchObject({ hash: records()[2]!.hash });
+      expect(anchors[1]).toMatchObject({ hash: records()[9]!.hash, time: expect.any(String) });
       const result = await verifyAuditFiles([file], { anchors: { file: anchorFile(), anchors } });
       expect(result.broken).toBeUndefined();
-      expect(result.anchorCheck).toEqual({ checked: 3, before: 0, last: { seq: 7, line: 3 } });
+      expect(result.anchorCheck).toEqual({ checked: 2, before: 0, last: { seq: 10, line: 2 } });
+    });
+
+    it('rotates while an anchor is in flight, and the chain and the anchors stay in order', async () => {
+      write(1);
+      const recordBytes = statSync(file).size;
+      rmSync(file);
+      const { every } = manualTimer();
+      const log = openAuditLog({ file, maxBytes: recordBytes * 2 + 10, keep: 10, anchorFile: anchorFile(), anchorEvery: 2 }, { now, every });
+      for (let i = 0; i < 7; i++) log.record(read(`docs+file:///${i}.md`));
+      await log.close();
+      const files = [`${file}.3`, `${file}.2`, `${file}.1`, file];
+      const { anchors } = await readAnchorFile(anchorFile());
+      expect(anchors.at(-1)!.seq).toBe(7);
+      const result = await verifyAuditFiles(files, { anchors: { file: anchorFile(), anchors } });
+      expect(result).toMatchObject({ records: 7, anchorCheck: { checked: anchors.length } });
+      expect(result.broken).toBeUndefined();
     });
 
     it('anchors on the timer only when records were written since the last anchor, batched ones included', async () => {
@@ -439,12 +458,11 @@ describe('audit log', () => {
       expect(readFileSync(anchorFile(), 'utf8')).toBe('');
       await Promise.all([log.recordBatched(read()), log.recordBatched(read())]);
       t.tick();
-      t.tick();
+      t.tick(); // nothing new since (or the first still in flight): no second anchor
+      await log.close();
       const { anchors } = await readAnchorFile(anchorFile());
-      expect(anchors).toEqual([{ seq: 2, hash: records()[1]!.hash, mac: records()[1]!.mac, time: expect.any(String), line: 1 }]);
-      log.close();
-      log.close();
-      expect((await readAnchorFile(anchorFile())).anchors).toHaveLength(1); // nothing new since: no shutdown anchor
+      expect(anchors).toEqual([{ seq: 2, hash: records()[1]!.hash, mac: records()[1]!.mac, time: expect.any(String), line: 1 }]); // and no shutdown anchor: nothing new since
+      await log.close();
     });
 
     it('without an anchor file, anchors go to the operational log at info', async () => {
@@ -466,6 +484,21 @@ describe('audit log', () => {
       const { every } = manualTimer();
       openAuditLog({ file, maxBytes: 0, keep: 10, anchorFile: anchorFile() }, { now, every }).close();
       expect(readFileSync(anchorFile(), 'utf8')).toBe('');
+    });
+
+    it.runIf(existsSync('/dev/full'))('an anchor that cannot be written is logged at error once per period; records go on', async () => {
+      const logged: string[] = [];
+      const logger = createLogger({ destination: new Writable({ write: (c: Buffer, _e, cb) => (logged.push(c.toString()), cb()) }), level: 'info' });
+      const log = openAuditLog({ file, maxBytes: 0, keep: 10, anchorFile: '/dev/full', anchorEvery: 2 }, { now, logger });
+      for (let i = 0; i < 2; i++) log.record(read());
+      await vi.waitFor(() => expect(logged.join('')).toContain('anchor not written'));
+      for (let i = 0; i < 3; i++) log.record(read());
+      await log.close();
+      expect(records().map((r) => r.seq)).toEqual([1, 2, 3, 4, 5]);
+      const errors = logged.map((l) => JSON.parse(l) as { msg: string; level: number; seq: number; err: string }).filter((l) => l.msg === 'audit: anchor not written');
+      expect(errors.map((e) => [e.level, e.seq])).toEqual([[50, 2], [50, 4], [50, 5]]);
+      expect(errors[0]!.err).toContain('ENOSPC');
+      expect(await verifyAuditFiles([file])).toMatchObject({ records: 5 });
     });
 
     it('refuses to open when the anchor file cannot be opened', () => {
