@@ -26,7 +26,10 @@ export interface AuditLog extends AsyncDisposable {
    * guarantee of {@link AuditLog.record} holds at a fraction of the cost under load.
    */
   recordBatched(entry: AuditEntry): Promise<void>;
-  /** Flushes the file to disk (`fsync`) and closes it. Idempotent. */
+  /**
+   * Flushes the file to disk (`fsync`), writes the shutdown anchor, and closes it. Idempotent. Returns
+   * a promise when an anchor was still being written (await it before exiting).
+   */
   close(): void | Promise<void>;
   /** Same as `close()`. */
   [Symbol.asyncDispose](): Promise<void>;
@@ -65,8 +68,9 @@ export const noopAuditLog: AuditLog = Object.freeze({
  * continuing from the last record's `mac` (from 64 zeros when it has none: a plain log whose key was
  * just configured); a missing or short key is a `ProxyError(CONFIG_INVALID)` naming the variable.
  * The head (`seq`, `hash`, `mac`) is anchored every `anchorEvery` records, every `anchorSeconds`
- * when records were written since, and at `close()`, to `config.anchorFile` or the logger. A torn last line (a write cut short by a crash: it never completed, so
- * its response was never sent) is removed first, with a warning. `config.file` must already be
+ * when records were written since, and at `close()`, to `config.anchorFile` or the logger. A torn
+ * last line (a write cut short by a crash: it never completed, so its response was never sent) is
+ * removed first, with a warning. `config.file` must already be
  * resolved (the config loader does it). Throws when the last complete line is not an audit record,
  * so a chain is never silently restarted.
  *
