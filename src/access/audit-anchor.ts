@@ -11,8 +11,8 @@ export interface ChainHead {
 
 /** One line of an anchor file, as written and as `audit verify --anchor` reads it. */
 export interface AuditAnchor extends ChainHead {
-  /** When the anchor was written: ISO 8601, UTC. */
-  readonly time: string;
+  /** When the anchor was written: ISO 8601, UTC; absent on anchors taken from the operational log's `anchor` field. */
+  readonly time?: string;
 }
 
 /** Where anchors go. */
@@ -39,7 +39,11 @@ export function anchorLine(head: ChainHead, time: number): string {
 
 const HEX64 = /^[0-9a-f]{64}$/;
 
-/** Reads one anchor line back; undefined when it is not one. */
+/**
+ * Reads one anchor line back (`seq`, `hash`, optional `mac` and `time`; other fields are ignored, so
+ * the `anchor` objects of the operational log's "audit anchor" lines, one per line, read too);
+ * undefined when it is not one.
+ */
 export function parseAnchorLine(line: string): AuditAnchor | undefined {
   let v: unknown;
   try {
@@ -52,8 +56,8 @@ export function parseAnchorLine(line: string): AuditAnchor | undefined {
   if (typeof seq !== 'number' || !Number.isSafeInteger(seq) || seq < 1) return undefined;
   if (typeof hash !== 'string' || !HEX64.test(hash)) return undefined;
   if (mac !== undefined && (typeof mac !== 'string' || !HEX64.test(mac))) return undefined;
-  if (typeof time !== 'string') return undefined;
-  return mac === undefined ? { seq, hash, time } : { seq, hash, mac, time };
+  if (time !== undefined && typeof time !== 'string') return undefined;
+  return { seq, hash, ...(mac === undefined ? {} : { mac }), ...(time === undefined ? {} : { time }) };
 }
 
 /**

@@ -313,6 +313,9 @@ describe('verifyAuditFiles', () => {
       const file = path.join(dir, 'anchors.jsonl');
       writeFileSync(file, text + text.slice(0, 20));
       expect(await readAnchorFile(file)).toEqual({ anchors: [{ ...head, time: '1970-01-01T00:00:00.000Z', line: 1 }, { seq: 4, hash: 'c'.repeat(64), time: '1970-01-01T00:00:00.000Z', line: 2 }], torn: true });
+      // The operational log's anchor objects (jq -c 'select(.msg == "audit anchor") | .anchor') read too.
+      writeFileSync(file, `{"seq":7,"hash":"${'d'.repeat(64)}"}\n`);
+      expect((await readAnchorFile(file)).anchors).toEqual([{ seq: 7, hash: 'd'.repeat(64), line: 1 }]);
       writeFileSync(file, `${text}{"seq":"5"}\n`);
       await expect(readAnchorFile(file)).rejects.toThrow('line 3 is not an anchor');
     });
