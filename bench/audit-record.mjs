@@ -1,5 +1,6 @@
-// Micro-benchmark: CPU and wall time per audit record (seal: JCS + SHA-256; record: seal + writeSync), built dist.
+// Micro-benchmark: CPU and wall time per audit record (seal: JCS + SHA-256 [+ HMAC]; record: seal + writeSync; anchors), built dist.
 // Usage: npm run build && node bench/audit-record.mjs [records] [dir]
+import { createSecretKey } from 'node:crypto';
 import { mkdtempSync, rmSync, statSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -52,9 +53,25 @@ try {
       prev = sealRecord(entry(i), { seq: i + 1, prev, time: Date.now() }).record.hash;
     }),
   );
+  const key = createSecretKey(Buffer.from('bench-audit-key-0123456789abcdef'));
+  let prevMac = GENESIS_HASH;
+  runs('seal keyed (JCS + SHA-256 + HMAC)', (n) =>
+    measure(n, (i) => {
+      const { record } = sealRecord(entry(i), { seq: i + 1, prev, time: Date.now(), keyed: { key, prevMac } });
+      prev = record.hash;
+      prevMac = record.mac;
+    }),
+  );
   let k = 0;
+  const env = { BENCH_AUDIT_KEY: 'bench-audit-key-0123456789abcdef' };
   runs('record (seal + writeSync to a file)', (n) => {
     const log = openAuditLog({ file: join(dir, `audit-${k++}.jsonl`), maxBytes: 0, keep: 1 });
+    const r = measure(n, (i) => log.record(entry(i)));
+    log.close();
+    return r;
+  });
+  runs('record keyed, anchor file (defaults)', (n) => {
+    const log = openAuditLog({ file: join(dir, `keyed-${k++}.jsonl`), maxBytes: 0, keep: 1, keyEnv: 'BENCH_AUDIT_KEY', anchorFile: join(dir, `anchors-${k}.jsonl`) }, { env });
     const r = measure(n, (i) => log.record(entry(i)));
     log.close();
     return r;

@@ -8,7 +8,7 @@ import { createInterface } from 'node:readline';
 import { setTimeout as delay } from 'node:timers/promises';
 import { fileURLToPath } from 'node:url';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
-import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js';
+import { StdioClientTransport, getDefaultEnvironment } from '@modelcontextprotocol/sdk/client/stdio.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import { ResourceUpdatedNotificationSchema } from '@modelcontextprotocol/sdk/types.js';
 import { Client as ModernClient } from '@modelcontextprotocol/client';
@@ -124,8 +124,9 @@ const v2Sdk = {
   Transport: ModernStdioTransport,
   client: () => new ModernClient({ name: 'mcp-federate-bench', version: '1.0.0' }, { versionNegotiation: { mode: 'auto' } }),
 };
-const spawnClient = async (label, command, args, sdk = v1Sdk) => {
-  const transport = new sdk.Transport({ command, args, stderr: 'pipe' });
+/** `env`: variables added to the SDK's default (safe) environment of the child. */
+const spawnClient = async (label, command, args, sdk = v1Sdk, env = undefined) => {
+  const transport = new sdk.Transport({ command, args, stderr: 'pipe', ...(env ? { env: { ...getDefaultEnvironment(), ...env } } : {}) });
   let tail = '';
   transport.stderr?.on('data', (chunk) => {
     tail = (tail + chunk).slice(-STDERR_TAIL);
@@ -155,8 +156,8 @@ const spawnFixture = (extraArgs = []) =>
   spawnClient('fixture', process.execPath, [FIXTURE, ...BASE_ARGS, ...extraArgs]);
 const spawnFixtures = (count) => Promise.all(Array.from({ length: count }, () => spawnFixture()));
 
-/** servers: { id: extraFixtureArgs }; extra: more top-level config (e.g. cache settings). */
-const spawnProxy = (servers, extra = {}) => {
+/** servers: { id: extraFixtureArgs }; extra: more top-level config (e.g. cache settings); env: added to the proxy's environment. */
+const spawnProxy = (servers, extra = {}, env = undefined) => {
   if (!existsSync(CLI)) return Promise.reject(new Error(`${CLI} not found (run npm run build)`));
   const config = { ...extra, servers: {} };
   for (const [id, extra] of Object.entries(servers)) {
@@ -165,11 +166,11 @@ const spawnProxy = (servers, extra = {}) => {
   const file = join(tmp, `config-${configSeq++}.json`);
   writeFileSync(file, JSON.stringify(config, null, 2));
   // Executed as its bin (shebang and all), the way `npx mcp-federate` or an installed bin runs it.
-  return spawnClient('proxy', CLI, ['--config', file, '--log-level', 'warn']);
+  return spawnClient('proxy', CLI, ['--config', file, '--log-level', 'warn'], v1Sdk, env);
 };
 /** A proxy that has already served one full list, so no upstream start-up work overlaps a measurement. */
-const spawnSettledProxy = async (servers, extra) => {
-  const handle = await spawnProxy(servers, extra);
+const spawnSettledProxy = async (servers, extra, env) => {
+  const handle = await spawnProxy(servers, extra, env);
   await listAll(handle.client);
   return handle;
 };
@@ -488,29 +489,50 @@ const benchPolicy = () => ({
   ],
 });
 
+/** The audit key of the governed rows: the keyed chain (one HMAC per record) is on, as in production. */
+const BENCH_AUDIT_KEY = { MCP_FEDERATE_BENCH_AUDIT_KEY: 'bench-audit-key-0123456789abcdef0123456789abcdef' };
+
 const accessPhase = async () => {
-  progress('policy + audit vs neither');
-  const auditFile = join(tmp, 'audit.jsonl');
-  const governed = { stdio: { principal: 'bench', roles: ['bench'] }, policy: benchPolicy(), audit: { file: auditFile } };
+  progress('policy + audit + keyed chain + anchor file vs none (and vs a plain-chain audit)');
+  const audit = { file: join(tmp, 'audit.jsonl'), keyEnv: Object.keys(BENCH_AUDIT_KEY)[0], anchorFile: join(tmp, 'audit-anchors.jsonl') };
+  const governed = { stdio: { principal: 'bench', roles: ['bench'] }, policy: benchPolicy(), audit };
+  const plainChain = { ...governed, audit: { file: join(tmp, 'audit-plain.jsonl') } };
   const plain = await attempt(() => spawnSettledProxy({ bench: [] }, { cache: { enabled: false } }));
-  const guarded = await attempt(() => spawnSettledProxy({ bench: [] }, { cache: { enabled: false }, ...governed }));
+  const guarded = await attempt(() => spawnSettledProxy({ bench: [] }, { cache: { enabled: false }, ...governed }, BENCH_AUDIT_KEY));
+  const unkeyed = await attempt(() => spawnSettledProxy({ bench: [] }, { cache: { enabled: false }, ...plainChain }));
+  const units = (N.throughputReps + 1) * N.throughput;
   let pTp;
   let gTp;
-  const cpu = await on(guarded, (h) =>
-    cpuPer(h.pid, (N.throughputReps + 1) * N.throughput, async () => {
-      [pTp, gTp] = await interleavedMedians(
-        N.throughputReps,
-        sideOf(plain, (p) => throughput(p.client, textUris('bench+'))),
-        sideOf(guarded, (g) => throughput(g.client, textUris('bench+'))),
+  let uTp;
+  let cpu;
+  let unkeyedCpu;
+  // All three gateways' CPU over the same interleaved runs: each one's cost per read, side by side.
+  const plainCpu = await on(plain, (p) =>
+    cpuPer(p.pid, units, async () => {
+      cpu = await on(guarded, (h) =>
+        cpuPer(h.pid, units, async () => {
+          unkeyedCpu = await on(unkeyed, (u) =>
+            cpuPer(u.pid, units, async () => {
+              [pTp, gTp, uTp] = await interleavedMedians(
+                N.throughputReps,
+                sideOf(plain, (p) => throughput(p.client, textUris('bench+'))),
+                sideOf(guarded, (g) => throughput(g.client, textUris('bench+'))),
+                sideOf(unkeyed, (u) => throughput(u.client, textUris('bench+'))),
+              );
+            }),
+          );
+        }),
       );
     }),
   );
-  addRow(`read throughput, 20-rule policy + audit file vs neither (direct column: neither; cache off)`, pTp, gTp, 'rps', RATIO('≥ 0.85', (r) => r >= 0.85));
-  addRow('proxy CPU per read with policy + audit', undefined, cpu, 'us');
-  await closeHandles(plain, guarded);
+  addRow(`read throughput, 20-rule policy + keyed audit chain + anchor file vs none (direct column: none; cache off)`, pTp, gTp, 'rps', RATIO('≥ 0.85', (r) => r >= 0.85));
+  addRow('proxy CPU per read with policy + keyed audit chain + anchor file (direct column: none)', plainCpu, cpu, 'us');
+  addRow('read throughput, keyed chain + anchor file vs plain chain (direct column: policy + plain-chain audit)', uTp, gTp, 'rps');
+  addRow('proxy CPU per read, keyed chain + anchor file vs plain chain (direct column: policy + plain-chain audit)', unkeyedCpu, cpu, 'us');
+  await closeHandles(plain, guarded, unkeyed);
 
   const plainList = await attempt(() => spawnSettledProxy(tenUpstreams()));
-  const guardedList = await attempt(() => spawnSettledProxy(tenUpstreams(), governed));
+  const guardedList = await attempt(() => spawnSettledProxy(tenUpstreams(), governed, BENCH_AUDIT_KEY));
   const [pList, gList] = await interleavedMedians(
     N.listReps,
     sideOf(plainList, (p) => listAllTimed([p.client], 'plain list')),

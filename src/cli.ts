@@ -30,9 +30,10 @@ const USAGE = `Usage:
   mcp-federate token new --principal <name> [--role <role>]...
       Print a new random bearer token, then the "auth.tokens" entry holding only its SHA-256
       (needs no configuration file).
-  mcp-federate audit verify <file>...
-      Check the audit log's hash chain across the files, oldest first; exit 0 when it holds,
-      1 at the first broken line (printed as file:line: reason), 2 when a file cannot be read.
+  mcp-federate audit verify [--key-env <NAME>] [--anchor <file>] [--strict] <file>...
+      Check the audit log's chain across the files, oldest first; exit 0 when it holds,
+      1 at the first broken line (printed as file:line: reason), 2 when a file cannot be read
+      (see mcp-federate audit --help).
   mcp-federate reload --check [--config <file>] <file>
       Print what a reload (SIGHUP, --watch) to <file> would change, or why it would be refused;
       exit 0 it would apply, 1 it would be refused, 2 a file does not load (see mcp-federate reload --help).

@@ -1,8 +1,11 @@
-// The audit log's writer: records sealed into the hash chain and appended synchronously, with rotation.
+// The audit log's writer: records sealed into the (optionally keyed) chain, appended synchronously, rotated, anchored.
+import type { KeyObject } from 'node:crypto';
 import fs from 'node:fs';
 import { ErrorCodes, ProxyError } from '../errors.js';
 import type { AuditConfig } from '../config/schema.js';
 import type { Logger } from '../logger.js';
+import { fsyncAsync, openAnchorSink, type AnchorSink } from './audit-anchor.js';
+import { auditKeyFromEnv } from './audit-key.js';
 import { GENESIS_HASH, sealRecord, type AuditEntry } from './audit-record.js';
 
 export type { AuditCacheUse, AuditDecision, AuditEntry, AuditOutcome, AuditRecord } from './audit-record.js';
@@ -23,18 +26,31 @@ export interface AuditLog extends AsyncDisposable {
    * guarantee of {@link AuditLog.record} holds at a fraction of the cost under load.
    */
   recordBatched(entry: AuditEntry): Promise<void>;
-  /** Flushes the file to disk (`fsync`) and closes it. Idempotent. */
+  /**
+   * Flushes the file to disk (`fsync`), writes the shutdown anchor, and closes it. Idempotent. Returns
+   * a promise when an anchor was still being written (await it before exiting).
+   */
   close(): void | Promise<void>;
   /** Same as `close()`. */
   [Symbol.asyncDispose](): Promise<void>;
 }
 
+/** The `audit` block as {@link openAuditLog} takes it: the anchor cadence may be left to its defaults (1000 records, 30 s). */
+export type AuditLogConfig = Omit<AuditConfig, 'anchorEvery' | 'anchorSeconds'> & Partial<Pick<AuditConfig, 'anchorEvery' | 'anchorSeconds'>>;
+
 /** Options of {@link openAuditLog} beside the config block. */
 export interface AuditLogOptions {
   /** The clock, in epoch milliseconds (tests). Default: `Date.now`. */
   now?: () => number;
-  /** Told about a torn last line removed at open. Default: none. */
+  /** Told about a torn last line removed at open; receives anchors when there is no `anchorFile`. Default: none. */
   logger?: Logger;
+  /** Where `config.keyEnv` is looked up. Default: `process.env`. */
+  env?: NodeJS.ProcessEnv;
+  /**
+   * Calls `fn` every `ms` milliseconds until the returned function is called (the `anchorSeconds`
+   * timer; tests pass their own). Default: an unref'd `setInterval`.
+   */
+  every?: (fn: () => void, ms: number) => () => void;
 }
 
 /** The audit log of an unconfigured `audit`: records nothing. */
@@ -48,8 +64,13 @@ export const noopAuditLog: AuditLog = Object.freeze({
 /**
  * Opens the audit log `config` describes ({@link noopAuditLog} when it is undefined), continuing the
  * hash chain of the file (or of `<file>.1` when the file is empty or missing): the last line is read
- * from the end of the file. A torn last line (a write cut short by a crash: it never completed, so
- * its response was never sent) is removed first, with a warning. `config.file` must already be
+ * from the end of the file. With `config.keyEnv`, records also carry the keyed chain's `mac`,
+ * continuing from the last record's `mac` (from 64 zeros when it has none: a plain log whose key was
+ * just configured); a missing or short key is a `ProxyError(CONFIG_INVALID)` naming the variable.
+ * The head (`seq`, `hash`, `mac`) is anchored every `anchorEvery` records, every `anchorSeconds`
+ * when records were written since, and at `close()`, to `config.anchorFile` or the logger. A torn
+ * last line (a write cut short by a crash: it never completed, so its response was never sent) is
+ * removed first, with a warning. `config.file` must already be
  * resolved (the config loader does it). Throws when the last complete line is not an audit record,
  * so a chain is never silently restarted.
  *
@@ -57,11 +78,47 @@ export const noopAuditLog: AuditLog = Object.freeze({
  * await using audit = openAuditLog({ file: '/var/log/mcp-federate/audit.jsonl', maxBytes: 100 << 20, keep: 10 });
  * audit.record({ caller, method: 'resources/read', uri, decision: 'allow', rule: 'default', outcome: 'ok', durationMs: 1.2 });
  */
-export function openAuditLog(config: AuditConfig | undefined, options: AuditLogOptions = {}): AuditLog {
+export function openAuditLog(config: AuditLogConfig | undefined, options: AuditLogOptions = {}): AuditLog {
   if (config === undefined) return noopAuditLog;
   const now = options.now ?? Date.now;
-  if (config.file === 'stderr') return new ChainWriter({ fd: 2, size: 0, seq: 0, prev: GENESIS_HASH }, now);
-  return ChainWriter.openFile(config, now, options.logger);
+  const key = config.keyEnv === undefined ? undefined : auditKeyFromEnv(config.keyEnv, options.env ?? process.env, 'audit.keyEnv');
+  let state: ChainState;
+  let file: { path: string; maxBytes: number; keep: number } | undefined;
+  if (config.file === 'stderr') {
+    state = { fd: 2, size: 0, seq: 0, prev: GENESIS_HASH, mac: undefined };
+  } else {
+    const { maxBytes, keep } = config;
+    let last = readLastRecord(config.file, options.logger);
+    if (last === undefined) last = readLastRecord(`${config.file}.1`, options.logger, { readOnly: true });
+    const fd = fs.openSync(config.file, 'a');
+    state = { fd, size: fs.fstatSync(fd).size, seq: last?.seq ?? 0, prev: last?.hash ?? GENESIS_HASH, mac: last?.mac };
+    file = { path: config.file, maxBytes, keep };
+  }
+  let sink: AnchorSink;
+  try {
+    sink = openAnchorSink(config.anchorFile, options.logger, now);
+  } catch (err) {
+    if (state.fd !== 2) fs.closeSync(state.fd);
+    throw err;
+  }
+  const anchors = { sink, every: config.anchorEvery ?? 1000, seconds: config.anchorSeconds ?? 30, timer: options.every ?? everyUnref, logger: options.logger };
+  return new ChainWriter(state, now, key, anchors, file);
+}
+
+/** The default anchor timer: an interval that does not keep the process alive. */
+function everyUnref(fn: () => void, ms: number): () => void {
+  const t = setInterval(fn, ms);
+  t.unref();
+  return () => clearInterval(t);
+}
+
+/** What the writer anchors with. */
+interface Anchoring {
+  sink: AnchorSink;
+  every: number;
+  seconds: number;
+  timer: (fn: () => void, ms: number) => () => void;
+  logger: Logger | undefined;
 }
 
 /** Bytes read per step when looking for the last line from the end of a file. */
@@ -77,6 +134,8 @@ interface ChainState {
   size: number;
   seq: number;
   prev: string;
+  /** The last record's `mac`; undefined when it has none (or there is none). */
+  mac: string | undefined;
 }
 
 /** Appends sealed records to one file descriptor; with a path, rotates it by size. */
@@ -88,31 +147,39 @@ class ChainWriter implements AuditLog {
   /** Records sealed but not written yet (one batch), with the chain position before the first. */
   #pending: Buffer[] = [];
   #pendingBytes = 0;
-  #before: { seq: number; prev: string } | undefined;
+  #before: { seq: number; prev: string; mac: string | undefined } | undefined;
+  /** `seq` of the last anchored head (at open: where the file ended, which this run does not vouch for). */
+  #anchoredSeq: number;
+  #stopTimer: () => void;
+  /** The anchor being made durable (file anchors run their fsyncs off the event loop), one at a time. */
+  #anchoring: Promise<void> | undefined;
+  #closing: Promise<void> | undefined;
   #batch: { promise: Promise<void>; resolve: () => void; reject: (err: unknown) => void } | undefined;
 
   constructor(
     state: ChainState,
     private readonly now: () => number,
+    private readonly key: KeyObject | undefined,
+    private readonly anchors: Anchoring,
     private readonly file?: { path: string; maxBytes: number; keep: number },
   ) {
     this.#state = state;
+    this.#anchoredSeq = state.seq;
+    this.#stopTimer = anchors.timer(() => this.#anchorTick(), anchors.seconds * 1000);
   }
 
-  static openFile(config: AuditConfig, now: () => number, logger?: Logger): ChainWriter {
-    const { file, maxBytes, keep } = config;
-    let last = readLastRecord(file, logger);
-    if (last === undefined) last = readLastRecord(`${file}.1`, logger, { readOnly: true });
-    const fd = fs.openSync(file, 'a');
-    const size = fs.fstatSync(fd).size;
-    return new ChainWriter({ fd, size, seq: last?.seq ?? 0, prev: last?.hash ?? GENESIS_HASH }, now, { path: file, maxBytes, keep });
+  /** Seals `entry` as the record after the chain's current head. */
+  #seal(entry: AuditEntry): ReturnType<typeof sealRecord> {
+    const state = this.#state;
+    const keyed = this.key === undefined ? undefined : { key: this.key, prevMac: state.mac ?? GENESIS_HASH };
+    return sealRecord(entry, { seq: state.seq + 1, prev: state.prev, time: this.now(), keyed });
   }
 
   recordBatched(entry: AuditEntry): Promise<void> {
     if (this.#closed) return Promise.reject(new ProxyError(ErrorCodes.CLOSED, 'audit log closed'));
     if (this.#failure !== undefined) return Promise.reject(this.#failure);
     const state = this.#state;
-    const { record, line } = sealRecord(entry, { seq: state.seq + 1, prev: state.prev, time: this.now() });
+    const { record, line } = this.#seal(entry);
     const bytes = Buffer.from(line, 'utf8');
     if (this.file && this.file.maxBytes > 0 && state.size + this.#pendingBytes + bytes.length > this.file.maxBytes) {
       // Rotation stays on the one-record path, after what is pending went out in order.
@@ -130,13 +197,14 @@ class ChainWriter implements AuditLog {
       const promise = new Promise<void>((res, rej) => ((resolve = res), (reject = rej)));
       promise.catch(() => undefined); // each caller observes it
       this.#batch = { promise, resolve, reject };
-      this.#before = { seq: state.seq, prev: state.prev };
+      this.#before = { seq: state.seq, prev: state.prev, mac: state.mac };
       queueMicrotask(() => this.#flush());
     }
     this.#pending.push(bytes);
     this.#pendingBytes += bytes.length;
     state.seq = record.seq; // the next record chains from this one, written or pending
     state.prev = record.hash;
+    state.mac = record.mac;
     return this.#batch.promise;
   }
 
@@ -155,12 +223,14 @@ class ChainWriter implements AuditLog {
       if (written > 0) this.#failure = error;
       this.#state.seq = before.seq;
       this.#state.prev = before.prev;
+      this.#state.mac = before.mac;
       this.#state.size += written;
       batch.reject(error);
       return;
     }
     this.#state.size += bytes.length;
     batch.resolve();
+    if (this.#state.seq - this.#anchoredSeq >= this.anchors.every) this.#anchor();
   }
 
   record(entry: AuditEntry): void {
@@ -169,7 +239,7 @@ class ChainWriter implements AuditLog {
     this.#flush(); // anything batched goes first, in chain order
     if (this.#failure !== undefined) throw this.#failure;
     const state = this.#state;
-    const { record, line } = sealRecord(entry, { seq: state.seq + 1, prev: state.prev, time: this.now() });
+    const { record, line } = this.#seal(entry);
     const bytes = Buffer.from(line, 'utf8');
     if (this.file && this.file.maxBytes > 0 && state.size > 0 && state.size + bytes.length > this.file.maxBytes) this.#rotate();
     const { written, error } = writeAll(state.fd, bytes);
@@ -182,6 +252,57 @@ class ChainWriter implements AuditLog {
     state.size += bytes.length;
     state.seq = record.seq;
     state.prev = record.hash;
+    state.mac = record.mac;
+    if (state.seq - this.#anchoredSeq >= this.anchors.every) this.#anchor();
+  }
+
+  /** The `anchorSeconds` timer: anchors the head when records were written since the last anchor. */
+  #anchorTick(): void {
+    if (this.#closed || this.#failure !== undefined) return;
+    this.#flush(); // normally empty: a batch is written a microtask after its first record
+    if (this.#failure === undefined && this.#state.seq !== this.#anchoredSeq) this.#anchor();
+  }
+
+  /**
+   * Anchors the written head. To the logger: at once. To an anchor file: the audit file is fsynced
+   * first, then the anchor is appended and fsynced, both fsyncs on the thread pool (a slow disk would
+   * otherwise stall every request for its duration), so an anchor never names a record a crash could
+   * still lose. One anchor is in flight at a time: while it is, the next one waits for a later record
+   * or tick. A failure is logged at error, not thrown (the records are written, and answered); the
+   * next anchor is due `anchorEvery` records or `anchorSeconds` later, as after a written one, so a
+   * full disk costs one attempt and one log line per period, not per record.
+   */
+  #anchor(): void {
+    if (this.#anchoring) return;
+    const { seq, prev, mac, fd } = this.#state;
+    const head = mac === undefined ? { seq, hash: prev } : { seq, hash: prev, mac };
+    this.#anchoredSeq = seq;
+    const { sink, logger } = this.anchors;
+    const failed = (err: unknown) => logger?.error({ err: String(err), seq }, 'audit: anchor not written');
+    if (!sink.durable) {
+      try {
+        sink.write(head);
+      } catch (err) {
+        failed(err);
+      }
+      return;
+    }
+    this.#anchoring = (fd === 2 ? Promise.resolve() : fsyncAsync(fd))
+      .then(() => sink.append(head))
+      .catch(failed)
+      .finally(() => (this.#anchoring = undefined));
+  }
+
+  /** The shutdown anchor, synchronous: the audit file was just fsynced, so it vouches only for records on disk. */
+  #finalAnchor(): void {
+    const { seq, prev, mac } = this.#state;
+    if (this.#failure !== undefined || seq === this.#anchoredSeq) return;
+    this.#anchoredSeq = seq;
+    try {
+      this.anchors.sink.write(mac === undefined ? { seq, hash: prev } : { seq, hash: prev, mac });
+    } catch (err) {
+      this.anchors.logger?.error({ err: String(err), seq }, 'audit: anchor not written');
+    }
   }
 
   /**
@@ -200,26 +321,42 @@ class ChainWriter implements AuditLog {
     const old = this.#state.fd;
     this.#state.fd = fd;
     this.#state.size = 0;
-    fs.closeSync(old);
+    // An anchor's fsync may still be running on the old descriptor: close it only after that.
+    if (this.#anchoring) void this.#anchoring.then(() => closeQuietly(old));
+    else fs.closeSync(old);
   }
 
-  close(): void {
+  /**
+   * Flushes, fsyncs, writes the shutdown anchor and closes. Synchronous unless an anchor is still
+   * in flight, in which case the returned promise settles once it has and the rest is done.
+   */
+  close(): void | Promise<void> {
+    if (this.#closing) return this.#closing;
     if (this.#closed) return;
     this.#flush();
     this.#closed = true;
+    this.#stopTimer();
+    const anchoring = this.#anchoring;
+    if (anchoring) {
+      this.#closing = anchoring.then(() => this.#finish());
+      return this.#closing;
+    }
+    this.#finish();
+  }
+
+  #finish(): void {
     const { fd } = this.#state;
-    if (fd === 2) return;
     try {
-      fs.fsyncSync(fd);
-    } catch (err) {
-      if ((err as NodeJS.ErrnoException).code !== 'EINVAL') throw err; // EINVAL: not a file (a pipe): nothing to sync
+      if (fd !== 2) syncFile(fd);
+      this.#finalAnchor();
     } finally {
-      fs.closeSync(fd);
+      this.anchors.sink.close();
+      if (fd !== 2) fs.closeSync(fd);
     }
   }
 
   async [Symbol.asyncDispose](): Promise<void> {
-    this.close();
+    await this.close();
   }
 }
 
@@ -227,6 +364,7 @@ class ChainWriter implements AuditLog {
 interface ChainEnd {
   seq: number;
   hash: string;
+  mac?: string;
 }
 
 /**
@@ -288,8 +426,9 @@ function lastLine(fd: number): { line: Buffer | undefined; end: number; size: nu
 
 function parseChainEnd(line: string): ChainEnd | undefined {
   try {
-    const r = JSON.parse(line) as { seq?: unknown; hash?: unknown };
+    const r = JSON.parse(line) as { seq?: unknown; hash?: unknown; mac?: unknown };
     if (Number.isSafeInteger(r.seq) && (r.seq as number) > 0 && typeof r.hash === 'string' && /^[0-9a-f]{64}$/.test(r.hash)) {
+      if (typeof r.mac === 'string' && /^[0-9a-f]{64}$/.test(r.mac)) return { seq: r.seq as number, hash: r.hash, mac: r.mac };
       return { seq: r.seq as number, hash: r.hash };
     }
   } catch {
@@ -316,6 +455,24 @@ function writeAll(fd: number, bytes: Buffer): { written: number; error?: unknown
     }
   }
   return { written };
+}
+
+/** Closes a descriptor whose errors nobody is left to hear (an old audit file after a rotation). */
+function closeQuietly(fd: number): void {
+  try {
+    fs.closeSync(fd);
+  } catch {
+    // already closed or invalid: nothing was pending on it
+  }
+}
+
+/** fsync, where there is something to sync (EINVAL: a pipe or a terminal, as `stderr` may be). */
+function syncFile(fd: number): void {
+  try {
+    fs.fsyncSync(fd);
+  } catch (err) {
+    if ((err as NodeJS.ErrnoException).code !== 'EINVAL') throw err;
+  }
 }
 
 const PAUSE = new Int32Array(new SharedArrayBuffer(4));

@@ -1,5 +1,5 @@
 // One audit record: its fields, its hash in the chain, and the single JSON line it is written as. Pure.
-import { createHash } from 'node:crypto';
+import { createHash, createHmac, type KeyObject } from 'node:crypto';
 import type { Caller, CallerTransport } from './caller.js';
 
 /** The `prev` of the first record of a chain: 64 zeros. */
@@ -86,13 +86,38 @@ export interface AuditRecord {
   truncated?: string[];
   /** The previous record's `hash` ({@link GENESIS_HASH} for the first record of a chain). */
   prev: string;
-  /** This record's hash: hex SHA-256 of `prev` followed by the JCS form of the record without `hash`. */
+  /** This record's hash: hex SHA-256 of `prev` followed by the JCS form of the record without `hash` (and `mac`). */
   hash: string;
+  /**
+   * With `audit.keyEnv`: hex HMAC-SHA256, under that key, of the previous record's `mac` (64 zeros
+   * for the first keyed record) followed by the same JCS form `hash` is over (see {@link chainMac}).
+   * Absent on a log written without a key.
+   */
+  mac?: string;
 }
 
 /** The chain's link: hex SHA-256 of `prev` followed by `body` (the JCS form of a record without `hash`). */
 export function chainHash(prev: string, body: string): string {
   return createHash('sha256').update(prev + body).digest('hex'); // one update is cheaper than two
+}
+
+/**
+ * The keyed chain's link: hex HMAC-SHA256 under `key` of `prevMac` followed by `body` (the same JCS
+ * form {@link chainHash} is over). `body` holds `prev`, so each MAC also binds the plain chain.
+ */
+export function chainMac(key: KeyObject, prevMac: string, body: string): string {
+  return createHmac('sha256', key).update(prevMac + body).digest('hex');
+}
+
+/**
+ * The one line (without its newline) a record is written as, from `body`, the JCS form of the
+ * record without `hash` and `mac`: `body` with {@link escapeLineBreakers} applied, and `"hash"`, then
+ * `"mac"` when there is one, appended last. `audit verify` rebuilds this from the parsed record and
+ * requires the line's bytes to be exactly it, so the bytes hashed are the bytes read.
+ */
+export function recordLine(body: string, hash: string, mac?: string): string {
+  const tail = mac === undefined ? `,"hash":"${hash}"}` : `,"hash":"${hash}","mac":"${mac}"}`;
+  return `${escapeLineBreakers(body.slice(0, -1))}${tail}`;
 }
 
 /** A written record: its fields, and the line (with its trailing newline) that holds them. */
@@ -102,13 +127,14 @@ export interface SealedRecord {
 }
 
 /**
- * Builds the record for `entry` at position `seq` after `prev`, and its line. The line is the
- * record's JCS form (RFC 8785, see `jcs.ts`) with `"hash"` appended last, so the bytes before
- * `,"hash"` are the hashed ones, except for the characters {@link escapeLineBreakers} writes escaped.
+ * Builds the record for `entry` at position `seq` after `prev`, and its line ({@link recordLine}).
+ * The line is the record's JCS form (RFC 8785, see `jcs.ts`) with `"hash"` (and, with `keyed`,
+ * `"mac"` chained from `keyed.prevMac`) appended last, so the bytes before `,"hash"` are the hashed
+ * ones, except for the characters {@link escapeLineBreakers} writes escaped. Serialises once.
  *
  * @example sealRecord(entry, { seq: 1, prev: GENESIS_HASH, time: Date.now() }).line
  */
-export function sealRecord(entry: AuditEntry, at: { seq: number; prev: string; time: number }): SealedRecord {
+export function sealRecord(entry: AuditEntry, at: { seq: number; prev: string; time: number; keyed?: { key: KeyObject; prevMac: string } }): SealedRecord {
   let truncated: Set<string> | undefined; // allocated only when a field is cut
   const clip = (name: string, value: string): string => {
     if (value.length <= MAX_FIELD_CHARS) return value;
@@ -123,12 +149,14 @@ export function sealRecord(entry: AuditEntry, at: { seq: number; prev: string; t
   // Keys in RFC 8785 order (sorted by UTF-16 code units) and values that are only strings, finite
   // numbers and arrays of strings: JSON.stringify of this object is its JCS form, at a third of the
   // cost of the general canonicalize() (the unit tests hold the two equal). Keep new keys in order.
-  const record: Omit<AuditRecord, 'hash'> & { hash?: string } = {
+  const record: Omit<AuditRecord, 'hash'> & { hash?: string; mac?: string } = {
     bytes: count(entry.bytes),
     cache: entry.cache,
     decision: entry.decision,
     durationMs: Number.isFinite(entry.durationMs) ? Math.round(entry.durationMs * 1000) / 1000 : 0,
     filtered: count(entry.filtered),
+    hash: undefined, // set below: left out of the JSON hashed; here so every record has one shape
+    mac: undefined,
     method: clip('method', entry.method),
     outcome: clip('outcome', entry.outcome) as AuditOutcome,
     prev: at.prev,
@@ -149,8 +177,9 @@ export function sealRecord(entry: AuditEntry, at: { seq: number; prev: string; t
   const body = JSON.stringify(record);
   const hash = chainHash(at.prev, body);
   record.hash = hash;
-  const line = `${escapeLineBreakers(body.slice(0, -1))},"hash":"${hash}"}\n`;
-  return { record: record as AuditRecord, line };
+  let mac: string | undefined;
+  if (at.keyed) record.mac = mac = chainMac(at.keyed.key, at.keyed.prevMac, body);
+  return { record: record as AuditRecord, line: `${recordLine(body, hash, mac)}\n` };
 }
 
 /**

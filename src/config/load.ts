@@ -271,7 +271,7 @@ function formatPath(p: readonly PropertyKey[]): string {
 }
 
 /**
- * Resolves `cwd`, `envFile` and `audit.file` against the config file's folder and merges each
+ * Resolves `cwd`, `envFile`, `audit.file` and `audit.anchorFile` against the config file's folder and merges each
  * `envFile` under its server's `env` (which wins). A file that cannot be read is an error naming the server and the path.
  */
 async function resolvePaths(config: FederateConfig, base: string, where: string): Promise<FederateConfig> {
@@ -293,7 +293,11 @@ async function resolvePaths(config: FederateConfig, base: string, where: string)
   const servers: Record<string, ServerConfig> = {};
   for (const [id, s] of Object.entries(config.servers)) servers[id] = await resolve(s); // in order: the first bad file is named
   const { audit } = config;
-  if (audit && audit.file !== 'stderr') return { ...config, servers, audit: { ...audit, file: path.resolve(base, audit.file) } };
+  if (audit) {
+    const file = audit.file === 'stderr' ? audit.file : path.resolve(base, audit.file);
+    const anchorFile = audit.anchorFile === undefined ? {} : { anchorFile: path.resolve(base, audit.anchorFile) };
+    return { ...config, servers, audit: { ...audit, file, ...anchorFile } };
+  }
   return { ...config, servers };
 }
 

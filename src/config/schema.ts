@@ -434,6 +434,25 @@ export const AuditSchema = z.strictObject({
   maxBytes: z.number().int().min(0).default(0),
   /** Rotated files kept (`<file>.1` … `<file>.<keep>`); rotating past it deletes the oldest. Default: 10. */
   keep: positiveInt().max(1000).default(10),
+  /**
+   * The NAME of an environment variable holding the key of the keyed chain (never the key itself):
+   * each record then carries `mac`, an HMAC-SHA256 over the previous record's `mac` and the record,
+   * so a forged or re-sealed record fails `audit verify --key-env NAME`. The variable must be set
+   * and hold at least 16 bytes at startup (else a config error naming it). Read once, at startup.
+   * Default: none (plain hash chain only).
+   */
+  keyEnv: z.string().regex(/^[A-Za-z_][A-Za-z0-9_]*$/, 'expected an environment variable name').optional(),
+  /**
+   * Where anchors (the chain's head: `seq`, `hash`, `mac`) go: a file, relative to the config
+   * file's folder, appended one JSON line per anchor and fsynced (after the audit file itself), for
+   * `audit verify --anchor <file>`. Default: none (anchors go to the operational log at info,
+   * message "audit anchor").
+   */
+  anchorFile: z.string().min(1).optional(),
+  /** Write an anchor after this many records since the last one. Default: 1000. */
+  anchorEvery: positiveInt().default(1000),
+  /** Write an anchor this many seconds after the last one when records were written since. Also one at shutdown. Default: 30. */
+  anchorSeconds: positiveInt().max(86_400).default(30),
 });
 /** What a policy rule can be about: listing, reading, subscribing to, or completing a resource. */
 export const POLICY_ACTIONS = ['list', 'read', 'subscribe', 'complete'] as const;

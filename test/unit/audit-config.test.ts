@@ -23,6 +23,14 @@ describe('audit config', () => {
     expect(parse({ file: 'audit.jsonl' })).toMatchObject({ audit: { file: 'audit.jsonl', maxBytes: 0, keep: 10 } });
   });
 
+  it('defaults to no key, anchors to the operational log every 1000 records or 30 s', () => {
+    const { audit } = parse({ file: 'audit.jsonl' });
+    expect(audit).toMatchObject({ anchorEvery: 1000, anchorSeconds: 30 });
+    expect(audit!.keyEnv).toBeUndefined();
+    expect(audit!.anchorFile).toBeUndefined();
+    expect(parse({ file: 'a', keyEnv: 'MCP_AUDIT_KEY', anchorFile: 'anchors.jsonl', anchorEvery: 5, anchorSeconds: 2 }).audit).toMatchObject({ keyEnv: 'MCP_AUDIT_KEY', anchorEvery: 5 });
+  });
+
   it.each([
     [{}, 'audit.file'],
     [{ file: '' }, 'audit.file'],
@@ -30,6 +38,11 @@ describe('audit config', () => {
     [{ file: 'a', keep: 0 }, 'audit.keep'],
     [{ file: 'a', rotate: 3 }, 'audit: unknown field "rotate"'],
     [{ file: 'a', maxByte: 3 }, 'audit: unknown field "maxByte" (did you mean "maxBytes"?)'],
+    [{ file: 'a', keyEnv: 'not a name' }, 'audit.keyEnv: expected an environment variable name'],
+    [{ file: 'a', key: 'secret' }, 'audit: unknown field "key"'],
+    [{ file: 'a', anchorEvery: 0 }, 'audit.anchorEvery'],
+    [{ file: 'a', anchorSeconds: 0 }, 'audit.anchorSeconds'],
+    [{ file: 'a', anchorFile: '' }, 'audit.anchorFile'],
   ])('rejects %j (%s)', (audit, where) => {
     expect(() => parse(audit)).toThrow(where);
   });
@@ -46,7 +59,8 @@ describe('audit config', () => {
     expect(relative.config.audit?.file).toBe(path.join(dir, 'logs', 'audit.jsonl'));
     const absolute = await loadConfig({ cwd, file: write('abs.json', { file: '/var/log/audit.jsonl' }) });
     expect(absolute.config.audit?.file).toBe('/var/log/audit.jsonl');
-    const stderr = await loadConfig({ cwd, file: write('err.json', { file: 'stderr' }) });
+    const stderr = await loadConfig({ cwd, file: write('err.json', { file: 'stderr', anchorFile: 'anchors/a.jsonl' }) });
     expect(stderr.config.audit?.file).toBe('stderr');
+    expect(stderr.config.audit?.anchorFile).toBe(path.join(dir, 'anchors', 'a.jsonl'));
   });
 });

@@ -1,5 +1,5 @@
 // The audit log writer: fields, the hash chain, restarts, rotation, hostile strings; checked with the verifier.
-import { createHash } from 'node:crypto';
+import { createHash, createSecretKey } from 'node:crypto';
 import { appendFileSync, existsSync, mkdtempSync, readFileSync, rmSync, statSync, truncateSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
@@ -9,7 +9,7 @@ import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
 import type { Caller } from '../../src/access/caller.js';
 import { openAuditLog, noopAuditLog, type AuditEntry, type AuditRecord } from '../../src/access/audit-log.js';
 import { GENESIS_HASH, MAX_FIELD_CHARS } from '../../src/access/audit-record.js';
-import { verifyAuditFiles } from '../../src/access/audit-verify.js';
+import { readAnchorFile, verifyAuditFiles } from '../../src/access/audit-verify.js';
 import { canonicalize } from '../../src/access/jcs.js';
 import { ErrorCodes, ProxyError } from '../../src/errors.js';
 import { createLogger } from '../../src/logger.js';
@@ -335,5 +335,174 @@ describe('audit log', () => {
     await log.close();
     await log[Symbol.asyncDispose]();
     expect(existsSync(file)).toBe(false);
+  });
+
+  describe('keyed chain (audit.keyEnv)', () => {
+    const KEY_TEXT = 'an audit key of 32 bytes, ok....';
+    const env = { AUDIT_KEY: KEY_TEXT };
+    const KEY = createSecretKey(Buffer.from(KEY_TEXT));
+    const WRONG = createSecretKey(Buffer.from('another key of at least 16 bytes'));
+    const openKeyed = (over: { maxBytes?: number; keep?: number } = {}) => openAuditLog({ file, maxBytes: 0, keep: 10, keyEnv: 'AUDIT_KEY', ...over }, { now, env });
+    const writeKeyed = (n: number, over: { maxBytes?: number; keep?: number } = {}) => {
+      const log = openKeyed(over);
+      for (let i = 0; i < n; i++) log.record(read(`docs+file:///${i}.md`));
+      log.close();
+    };
+
+    it('gives each record a MAC over the previous MAC and the canonical record, first from 64 zeros', async () => {
+      writeKeyed(2);
+      const [a, b] = records();
+      const { hash: _h, mac: _m, ...bodyA } = a!;
+      const macA = (await import('node:crypto')).createHmac('sha256', KEY_TEXT).update(GENESIS_HASH + canonicalize(bodyA)).digest('hex');
+      expect(a!.mac).toBe(macA);
+      const { hash: _h2, mac: _m2, ...bodyB } = b!;
+      expect(b!.mac).toBe((await import('node:crypto')).createHmac('sha256', KEY_TEXT).update(macA + canonicalize(bodyB)).digest('hex'));
+      expect(lines()[0]!.endsWith(`,"hash":"${a!.hash}","mac":"${a!.mac}"}`)).toBe(true);
+      expect(await verifyAuditFiles([file], { key: KEY })).toMatchObject({ records: 2, keyed: { checked: 2 } });
+      expect((await verifyAuditFiles([file], { key: WRONG })).broken).toMatchObject({ line: 1, reason: expect.stringContaining('MAC mismatch') });
+    });
+
+    it('continues the keyed chain across rotations, the batched path and restarts, and the whole set verifies with the key', async () => {
+      writeKeyed(1);
+      const recordBytes = statSync(file).size;
+      rmSync(file);
+      writeKeyed(4, { maxBytes: recordBytes * 3 + 10 });
+      const log = openKeyed({ maxBytes: recordBytes * 3 + 10 }); // a restart, then batched records that rotate
+      await Promise.all([1, 2, 3, 4].map((i) => log.recordBatched(read(`docs+file:///b${i}.md`))));
+      log.close();
+      writeKeyed(1, { maxBytes: recordBytes * 3 + 10 }); // another restart
+      const files = [`${file}.2`, `${file}.1`, file];
+      expect(files.map((f) => records(f).map((r) => r.seq))).toEqual([[1, 2, 3], [4, 5, 6], [7, 8, 9]]);
+      expect(await verifyAuditFiles(files, { key: KEY })).toMatchObject({ records: 9, keyed: { checked: 9 } });
+      expect((await verifyAuditFiles(files, { key: WRONG })).broken).toMatchObject({ file: `${file}.2`, line: 1 });
+    });
+
+    it('starts the MACs from 64 zeros on a plain log whose key was just configured, and verify says which records carry none', async () => {
+      write(2);
+      writeKeyed(2);
+      expect(records().map((r) => r.mac === undefined)).toEqual([true, true, false, false]);
+      expect(await verifyAuditFiles([file], { key: KEY })).toMatchObject({ records: 4, keyed: { checked: 2, unkeyed: { from: 1, to: 2 } } });
+      // A key taken away is visible: plain records after keyed ones fail with the key.
+      write(1);
+      expect((await verifyAuditFiles([file], { key: KEY })).broken).toMatchObject({ line: 5, reason: expect.stringContaining('no "mac" after keyed records') });
+    });
+
+    it.each([
+      [{}, 'audit.keyEnv: environment variable AUDIT_KEY is not set'],
+      [{ AUDIT_KEY: '' }, 'audit.keyEnv: environment variable AUDIT_KEY is not set'],
+      [{ AUDIT_KEY: 'short' }, 'audit.keyEnv: environment variable AUDIT_KEY holds 5 bytes'],
+    ])('refuses to open with %j as the environment: a config error naming the variable, never its value', (e, message) => {
+      let error: unknown;
+      try {
+        openAuditLog({ file, maxBytes: 0, keep: 10, keyEnv: 'AUDIT_KEY' }, { env: e });
+      } catch (err) {
+        error = err;
+      }
+      expect(error).toBeInstanceOf(ProxyError);
+      expect(error).toMatchObject({ code: ErrorCodes.CONFIG_INVALID, message: expect.stringContaining(message) });
+      expect((error as Error).message).not.toContain('short');
+      expect(existsSync(file)).toBe(false);
+    });
+  });
+
+  describe('anchors', () => {
+    const anchorFile = () => path.join(dir, 'anchors.jsonl');
+    /** A manual anchor timer: `tick()` runs what the writer scheduled. */
+    const manualTimer = () => {
+      const t = { fn: undefined as (() => void) | undefined, ms: 0, stopped: false, tick: () => t.fn?.() };
+      return { t, every: (fn: () => void, ms: number) => ((t.fn = fn), (t.ms = ms), () => void (t.stopped = true)) };
+    };
+
+    it('anchors every N records, one in flight at a time, and at close, after the records are on disk; the log verifies against them', async () => {
+      const { t, every } = manualTimer();
+      const log = openAuditLog({ file, maxBytes: 0, keep: 10, anchorFile: anchorFile(), anchorEvery: 3, anchorSeconds: 7 }, { now, every });
+      expect(t.ms).toBe(7000);
+      const syncs = vi.spyOn(fs, 'fsync');
+      // Ten records in one turn: the anchor at 3 starts (its fsyncs off the event loop), and the ones
+      // due at 6 and 9 wait for it; it cannot finish before the turn ends, so they are skipped.
+      for (let i = 0; i < 10; i++) log.record(read(`docs+file:///${i}.md`));
+      expect(syncs).toHaveBeenCalledTimes(1); // the audit file first; the anchor file's follows the append
+      await log.close();
+      expect(syncs).toHaveBeenCalledTimes(2);
+      syncs.mockRestore();
+      expect(t.stopped).toBe(true);
+      const { anchors } = await readAnchorFile(anchorFile());
+      expect(anchors.map((a) => a.seq)).toEqual([3, 10]);
+      expect(anchors[0]).toMatchObject({ hash: records()[2]!.hash });
+      expect(anchors[1]).toMatchObject({ hash: records()[9]!.hash, time: expect.any(String) });
+      const result = await verifyAuditFiles([file], { anchors: { file: anchorFile(), anchors } });
+      expect(result.broken).toBeUndefined();
+      expect(result.anchorCheck).toEqual({ checked: 2, before: 0, last: { seq: 10, line: 2 } });
+    });
+
+    it('rotates while an anchor is in flight, and the chain and the anchors stay in order', async () => {
+      write(1);
+      const recordBytes = statSync(file).size;
+      rmSync(file);
+      const { every } = manualTimer();
+      const log = openAuditLog({ file, maxBytes: recordBytes * 2 + 10, keep: 10, anchorFile: anchorFile(), anchorEvery: 2 }, { now, every });
+      for (let i = 0; i < 7; i++) log.record(read(`docs+file:///${i}.md`));
+      await log.close();
+      const files = [`${file}.3`, `${file}.2`, `${file}.1`, file];
+      const { anchors } = await readAnchorFile(anchorFile());
+      expect(anchors.at(-1)!.seq).toBe(7);
+      const result = await verifyAuditFiles(files, { anchors: { file: anchorFile(), anchors } });
+      expect(result).toMatchObject({ records: 7, anchorCheck: { checked: anchors.length } });
+      expect(result.broken).toBeUndefined();
+    });
+
+    it('anchors on the timer only when records were written since the last anchor, batched ones included', async () => {
+      const { t, every } = manualTimer();
+      const log = openAuditLog({ file, maxBytes: 0, keep: 10, anchorFile: anchorFile(), keyEnv: 'K' }, { now, every, env: { K: 'x'.repeat(32) } });
+      t.tick();
+      expect(readFileSync(anchorFile(), 'utf8')).toBe('');
+      await Promise.all([log.recordBatched(read()), log.recordBatched(read())]);
+      t.tick();
+      t.tick(); // nothing new since (or the first still in flight): no second anchor
+      await log.close();
+      const { anchors } = await readAnchorFile(anchorFile());
+      expect(anchors).toEqual([{ seq: 2, hash: records()[1]!.hash, mac: records()[1]!.mac, time: expect.any(String), line: 1 }]); // and no shutdown anchor: nothing new since
+      await log.close();
+    });
+
+    it('without an anchor file, anchors go to the operational log at info', async () => {
+      const logged: string[] = [];
+      const logger = createLogger({ destination: new Writable({ write: (c: Buffer, _e, cb) => (logged.push(c.toString()), cb()) }), level: 'info' });
+      const log = openAuditLog({ file, maxBytes: 0, keep: 10, anchorEvery: 2 }, { now, logger });
+      for (let i = 0; i < 3; i++) log.record(read());
+      log.close();
+      const anchors = logged.map((l) => JSON.parse(l) as { msg: string; level: number; anchor: unknown }).filter((l) => l.msg === 'audit anchor');
+      expect(anchors.map((a) => a.anchor)).toEqual([
+        { seq: 2, hash: records()[1]!.hash },
+        { seq: 3, hash: records()[2]!.hash },
+      ]);
+      expect(anchors.every((a) => a.level === 30)).toBe(true);
+    });
+
+    it('a restart does not anchor what it found: only records it wrote are vouched for', async () => {
+      write(2);
+      const { every } = manualTimer();
+      openAuditLog({ file, maxBytes: 0, keep: 10, anchorFile: anchorFile() }, { now, every }).close();
+      expect(readFileSync(anchorFile(), 'utf8')).toBe('');
+    });
+
+    it.runIf(existsSync('/dev/full'))('an anchor that cannot be written is logged at error once per period; records go on', async () => {
+      const logged: string[] = [];
+      const logger = createLogger({ destination: new Writable({ write: (c: Buffer, _e, cb) => (logged.push(c.toString()), cb()) }), level: 'info' });
+      const log = openAuditLog({ file, maxBytes: 0, keep: 10, anchorFile: '/dev/full', anchorEvery: 2 }, { now, logger });
+      for (let i = 0; i < 2; i++) log.record(read());
+      await vi.waitFor(() => expect(logged.join('')).toContain('anchor not written'));
+      for (let i = 0; i < 3; i++) log.record(read());
+      await log.close();
+      expect(records().map((r) => r.seq)).toEqual([1, 2, 3, 4, 5]);
+      const errors = logged.map((l) => JSON.parse(l) as { msg: string; level: number; seq: number; err: string }).filter((l) => l.msg === 'audit: anchor not written');
+      expect(errors.map((e) => [e.level, e.seq])).toEqual([[50, 2], [50, 4], [50, 5]]);
+      expect(errors[0]!.err).toContain('ENOSPC');
+      expect(await verifyAuditFiles([file])).toMatchObject({ records: 5 });
+    });
+
+    it('refuses to open when the anchor file cannot be opened', () => {
+      expect(() => openAuditLog({ file, maxBytes: 0, keep: 10, anchorFile: path.join(dir, 'no', 'such', 'dir', 'a.jsonl') })).toThrow(/ENOENT/);
+    });
   });
 });
