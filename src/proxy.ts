@@ -9,7 +9,7 @@ import { ListenTap } from './eras/listen-tap.js';
 import { hasModernClaim } from './eras/claim.js';
 import { installServerGuard } from './wire/dispatch.js';
 import { TransportFailure, type OutputLoss } from './wire/line-transport.js';
-import { Lister } from './federation/listing.js';
+import { Lister, type SetTimer } from './federation/listing.js';
 import type { Logger } from './logger.js';
 import { Methods } from './protocol.js';
 import { FederatedResources } from './federation/resources.js';
@@ -44,6 +44,8 @@ export interface ProxyOptions {
   audit?: AuditLog;
   /** Monotonic ms clock for rate limits. Default: performance.now. */
   now?: () => number;
+  /** Arms the `list.firstWaitMs` timer of each list request. Default: setTimeout. */
+  listTimer?: SetTimer;
 }
 
 /** A running federation: one shared core, any number of downstream sessions. */
@@ -161,7 +163,12 @@ export function createProxy(options: ProxyOptions): Proxy {
     relay.updated(server, uri);
   };
   const relay = new SubscriptionRelay({ pool, uris, logger, ...config.subscriptions, onPolledChange: changed });
-  const lister = new Lister(pool, createCursorCodec(options.cursorKey ?? randomBytes(32)), config.list, logger, uris);
+  // An upstream a list went out without (still starting) brings list_changed when it comes up.
+  const listedWithout = new Set<string>();
+  const lister = new Lister(pool, createCursorCodec(options.cursorKey ?? randomBytes(32)), config.list, logger, uris, {
+    onStartingSkipped: (server) => listedWithout.add(server),
+    ...(options.listTimer ? { setTimer: options.listTimer } : {}),
+  });
   const coherence = createCoherence(config.cache.coherentUris, relay, () => cache?.purgeExpired());
   const cache = config.cache.enabled
     ? new ReadCache({ ...config.cache, ...(options.clock ? { clock: options.clock } : {}), onRemove: coherence.release })
@@ -201,7 +208,7 @@ export function createProxy(options: ProxyOptions): Proxy {
     if (now === undefined || now === available.has(server)) return;
     if (now) available.add(server);
     else available.delete(server);
-    if (started) sessions.listChanged();
+    if (listedWithout.delete(server) || started) sessions.listChanged();
   });
 
   const servers = new Set<Server>();
