@@ -134,6 +134,23 @@ describe('pages exactly as configured', () => {
     expect(sizes).toEqual([2, 2]);
     expect(uris).toEqual(['a+x://pub/0', 'a+x://pub/1', 'a+x://pub/2', 'a+x://pub/3']);
   });
+
+  it('an upstream returning hidden items and cursors forever cannot hang the look-ahead: its walk ends at the page limit', async () => {
+    const stats = newStats();
+    await using h = await startHarness({
+      upstreams: {
+        a: () => createUpstreamServer({ resources: Array.from({ length: 3 }, (_, i) => ({ uri: `x://pub/${i}`, name: `p${i}` })) }).server,
+        loop: () => createUpstreamServer({ endlessCursor: true }, stats).server, // endless://n, none visible to alice
+        z: () => createUpstreamServer({ resources: [{ uri: 'x://pub/z', name: 'z' }] }).server,
+      },
+      config: { policy: POLICY, list: { maxItemsPerPage: 2, maxPagesPerUpstream: 30 } },
+    });
+    const { uris, sizes, metas } = await walk(await h.client(ALICE));
+    expect(uris).toEqual(['a+x://pub/0', 'a+x://pub/1', 'a+x://pub/2', 'z+x://pub/z']);
+    expect(sizes).toEqual([2, 2]);
+    expect(metas).toEqual([{ [META_INCOMPLETE]: [{ server: 'loop', reason: 'page-limit' }] }]);
+    expect(stats.cursorsSeen.length).toBeLessThanOrEqual(29); // never more than maxPagesPerUpstream pages asked
+  });
 });
 
 /** A `SetTimer` the test fires by hand: no list waits on the wall clock. */
