@@ -166,7 +166,8 @@ export function createProxy(options: ProxyOptions): Proxy {
   // An upstream a list went out without (still starting) brings list_changed when it comes up.
   const listedWithout = new Set<string>();
   const lister = new Lister(pool, createCursorCodec(options.cursorKey ?? randomBytes(32)), config.list, logger, uris, {
-    onStartingSkipped: (server) => listedWithout.add(server),
+    // Already up (it settled while that page was being cut): no status change is coming to announce it.
+    onStartingSkipped: (server) => (pool.get(server)?.status === 'ready' ? sessions.listChanged() : void listedWithout.add(server)),
     ...(options.listTimer ? { setTimer: options.listTimer } : {}),
   });
   const coherence = createCoherence(config.cache.coherentUris, relay, () => cache?.purgeExpired());
