@@ -16,6 +16,7 @@ import type { Proxy } from './proxy.js';
 import { HttpSchema, type FederateConfig, type HttpConfig } from './config/schema.js';
 import { isLoopback } from './serve/origin-host.js';
 import { prespawn } from './upstream/transports.js';
+import { showSettling } from './ls-progress.js';
 import { VERSION } from './version.js';
 
 const USAGE = `Usage:
@@ -25,8 +26,9 @@ const USAGE = `Usage:
       Serve it over Streamable HTTP instead (also when the config has an "http" block); the bound
       URL is logged ("listening"). A non-loopback host needs an "auth" block.
   mcp-federate ls [--json] [--config <file>] [--log-level <level>]
-      Connect every upstream, print the merged catalog, exit: 0 when every enabled upstream
-      is ready, 1 when one is not (its reason on stderr).
+      Connect every upstream (each one's state on stderr as it settles, except with --json),
+      print the merged catalog, exit: 0 when every enabled upstream is ready, 1 when one is not
+      (its reason on stderr).
   mcp-federate token new --principal <name> [--role <role>]...
       Print a new random bearer token, then the "auth.tokens" entry holding only its SHA-256
       (needs no configuration file).
@@ -140,7 +142,10 @@ async function main(argv: string[]): Promise<number> {
   const proxy = createProxy({ config, logger, transportFactory: early.factory, reconnect: command !== 'ls' });
   if (command === 'ls') {
     try {
+      // Progress on stderr as each upstream settles (not with --json: a script reads one object and the log).
+      const stopProgress = values.json ? undefined : showSettling(proxy.pool.upstreams, process.stderr);
       await proxy.start();
+      stopProgress?.();
       const { allReady, collectCatalog, renderCatalog, renderUnavailable } = await import('./catalog.js');
       const catalog = await collectCatalog(proxy, config);
       process.stdout.write(values.json ? `${JSON.stringify(catalog)}\n` : renderCatalog(catalog));

@@ -11,7 +11,7 @@ import { ListenTap } from './eras/listen-tap.js';
 import { hasModernClaim } from './eras/claim.js';
 import { installServerGuard } from './wire/dispatch.js';
 import { TransportFailure, type OutputLoss } from './wire/line-transport.js';
-import { Lister } from './federation/listing.js';
+import { Lister, type SetTimer } from './federation/listing.js';
 import type { Logger } from './logger.js';
 import { Methods } from './protocol.js';
 import { FederatedResources } from './federation/resources.js';
@@ -48,6 +48,8 @@ export interface ProxyOptions {
   audit?: AuditLog;
   /** Monotonic ms clock for rate limits. Default: performance.now. */
   now?: () => number;
+  /** Arms the `list.firstWaitMs` timer of each list request. Default: setTimeout. */
+  listTimer?: SetTimer;
 }
 
 /** A running federation: one shared core, any number of downstream sessions. */
@@ -203,7 +205,13 @@ export function createProxy(options: ProxyOptions): Proxy {
     onPolledChange: changed,
     chargePoll: (holders): boolean => gate.chargeBackground(holders),
   });
-  const lister = new Lister(pool, createCursorCodec(options.cursorKey ?? randomBytes(32)), config.list, logger, shown);
+  // An upstream a list went out without (still starting) brings list_changed when it comes up.
+  const listedWithout = new Set<string>();
+  const lister = new Lister(pool, createCursorCodec(options.cursorKey ?? randomBytes(32)), config.list, logger, shown, {
+    // Already up (it settled while that page was being cut): no status change is coming to announce it.
+    onStartingSkipped: (server) => (pool.get(server)?.status === 'ready' ? sessions.listChanged() : void listedWithout.add(server)),
+    ...(options.listTimer ? { setTimer: options.listTimer } : {}),
+  });
   const coherence = createCoherence(config.cache.coherentUris, relay, () => cache?.purgeExpired());
   const cache = config.cache.enabled
     ? new ReadCache({ ...config.cache, ...(options.clock ? { clock: options.clock } : {}), onRemove: coherence.release })
@@ -247,7 +255,7 @@ export function createProxy(options: ProxyOptions): Proxy {
     if (now === undefined || now === available.has(server)) return;
     if (now) available.add(server);
     else available.delete(server);
-    if (started) sessions.listChanged();
+    if (listedWithout.delete(server) || started) sessions.listChanged();
   });
 
   const servers = new Set<Server>();

@@ -107,12 +107,20 @@ const ServersSchema = z.record(z.string(), ServerSchema);
 /** Listing limits. */
 export const ListSchema = z.strictObject({
   /**
-   * Items in one downstream page, rounded up to whole upstream pages; also how far each upstream's
-   * walk reads ahead of the client. Default: 1000.
+   * Items in one downstream page, exactly: every page but the last holds this many of the items the
+   * caller may see (an upstream page is split across downstream pages when needed), and there is
+   * never an empty page. Also how far each upstream's walk reads ahead of the client. Default: 1000.
    */
   maxItemsPerPage: positiveInt().default(1000),
   /** Most pages walked per upstream in one list (guards servers that return cursors forever). Default: 1000. */
   maxPagesPerUpstream: positiveInt().default(1000),
+  /**
+   * How long one list request waits for upstreams still making their first connection, in
+   * milliseconds. It then answers with the others and names the late ones in `_meta`
+   * (`mcp-federate/incomplete`, reason `starting`); `list_changed` follows when they come up.
+   * Default: 2000.
+   */
+  firstWaitMs: z.number().int().min(0).default(2000),
 });
 
 /** The shared read cache. */
@@ -595,7 +603,7 @@ export const ConfigSchema = z
     /** Alias of `servers`, so an existing client's `mcpServers` block pastes in. */
     mcpServers: ServersSchema.optional(),
     /** Listing limits. Default: see {@link ListSchema}. */
-    list: ListSchema.default({ maxItemsPerPage: 1000, maxPagesPerUpstream: 1000 }),
+    list: ListSchema.default({ maxItemsPerPage: 1000, maxPagesPerUpstream: 1000, firstWaitMs: 2000 }),
     /** Read cache. Default: see {@link CacheSchema}. */
     cache: CacheSchema.default(CacheSchema.parse({})),
     /** Subscription relay. Default: see {@link SubscriptionsSchema}. */

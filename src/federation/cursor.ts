@@ -1,4 +1,4 @@
-// Composite, sealed list cursors: which upstream and its own cursor, encrypted and authenticated, bound to one caller. Pure.
+// Composite, sealed list cursors: which upstream, its own cursor and the offset inside that page, encrypted and authenticated, bound to one caller. Pure.
 import { createCipheriv, createDecipheriv, createHash, randomBytes } from 'node:crypto';
 import { ErrorCodes, ProxyError } from '../errors.js';
 
@@ -17,6 +17,11 @@ export interface CursorPosition {
   upstreamCursor: string | undefined;
   /** Pages of that upstream already walked (bounds servers that return cursors forever). */
   pages: number;
+  /**
+   * Items of the upstream page fetched with `upstreamCursor` that earlier downstream pages already
+   * held or looked past (an upstream page can be split across downstream pages). Default: 0.
+   */
+  offset?: number;
   /** Makes every issued cursor unique (two clients at the same position get different tokens). */
   nonce?: string;
   /** An earlier page of this walk was `private`: every later page is too (one scope per list). */
@@ -56,7 +61,7 @@ export function createCursorCodec(key: Uint8Array): CursorCodec {
 
   return {
     encode(p, binding = '') {
-      const body = JSON.stringify([p.kind === 'resources' ? 'r' : 't', p.epoch, p.index, p.upstreamCursor ?? null, p.pages, p.nonce ?? '', p.private ? 1 : 0]);
+      const body = JSON.stringify([p.kind === 'resources' ? 'r' : 't', p.epoch, p.index, p.upstreamCursor ?? null, p.pages, p.nonce ?? '', p.private ? 1 : 0, p.offset ?? 0]);
       const iv = randomBytes(IV_BYTES);
       const cipher = createCipheriv('aes-256-gcm', secret, iv).setAAD(Buffer.from(binding, 'utf8'));
       const sealed = Buffer.concat([cipher.update(body, 'utf8'), cipher.final(), cipher.getAuthTag()]);
@@ -83,8 +88,8 @@ export function createCursorCodec(key: Uint8Array): CursorCodec {
       } catch {
         throw invalid('json');
       }
-      if (!Array.isArray(parsed) || parsed.length !== 7) throw invalid('shape');
-      const [k, e, index, upstreamCursor, pages, nonce, scope] = parsed as unknown[];
+      if (!Array.isArray(parsed) || parsed.length !== 8) throw invalid('shape');
+      const [k, e, index, upstreamCursor, pages, nonce, scope, offset] = parsed as unknown[];
       if (k !== (kind === 'resources' ? 'r' : 't')) throw invalid('kind');
       if (e !== epoch) throw invalid('stale');
       if (!Number.isSafeInteger(index) || (index as number) < 0) throw invalid('index');
@@ -92,6 +97,7 @@ export function createCursorCodec(key: Uint8Array): CursorCodec {
       if (!Number.isSafeInteger(pages) || (pages as number) < 0) throw invalid('pages');
       if (typeof nonce !== 'string') throw invalid('nonce');
       if (scope !== 0 && scope !== 1) throw invalid('scope');
+      if (!Number.isSafeInteger(offset) || (offset as number) < 0) throw invalid('offset');
       return {
         kind,
         epoch,
@@ -100,6 +106,7 @@ export function createCursorCodec(key: Uint8Array): CursorCodec {
         pages: pages as number,
         ...(nonce ? { nonce } : {}),
         ...(scope === 1 ? { private: true } : {}),
+        ...(offset === 0 ? {} : { offset: offset as number }),
       };
     },
   };

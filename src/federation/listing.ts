@@ -16,6 +16,25 @@ import type { UriCodec } from './uri.js';
 export interface ListLimits {
   maxItemsPerPage: number;
   maxPagesPerUpstream: number;
+  /** How long one list request waits for upstreams still making their first connection. */
+  firstWaitMs: number;
+}
+
+/** Arms a one-shot timer and returns the function that disarms it (injected by tests). */
+export type SetTimer = (ms: number, fire: () => void) => () => void;
+
+const realTimer: SetTimer = (ms, fire) => {
+  const t = setTimeout(fire, ms);
+  t.unref?.();
+  return () => clearTimeout(t);
+};
+
+/** Hooks of a {@link Lister}. */
+export interface ListerOptions {
+  /** Arms the `firstWaitMs` timer. Default: `setTimeout`. */
+  setTimer?: SetTimer;
+  /** Told when a page went out without an upstream that was still starting (it will come up later). */
+  onStartingSkipped?: (server: string) => void;
 }
 
 /** Why an upstream's part of a list is missing or cut short. */
@@ -79,11 +98,16 @@ const CONTINUATIONS = { max: 64, maxItems: 100_000, ttlMs: 30_000 };
 
 /**
  * Builds downstream pages of a merged list. Every upstream from the cursor's position on is walked
- * in parallel, each with bounded read-ahead; pages are merged in config order, whole upstream pages
- * at a time, up to `maxItemsPerPage` items. The cursor records which upstream and which of its
- * cursors come next (plus a nonce), so it is self-contained; the walks that were running ahead are
- * parked under it and picked up by the next request, so the client's processing of one page
- * overlaps the fetching of the next. A parked walk that is evicted or expires is simply redone.
+ * in parallel, each with bounded read-ahead; pages are merged in config order from the stream of
+ * items the audience may see, exactly `maxItemsPerPage` of them on every page but the last (an
+ * upstream page is split across downstream pages when needed). A page ends only once the next
+ * visible item is found, so there is never an empty trailing page, and the page shapes depend on
+ * nothing but the visible items. The cursor records which upstream, which of its cursors and the
+ * offset inside that upstream page come next (plus a nonce), so it is self-contained; the walks
+ * that were running ahead are parked under it and picked up by the next request, so the client's
+ * processing of one page overlaps the fetching of the next. A parked walk that is evicted or
+ * expires is simply redone. A request waits at most `firstWaitMs` for upstreams still starting;
+ * it then reports them `starting` in `_meta` (list_changed follows when they come up).
  */
 export class Lister {
   private readonly continuations = new LRUCache<string, Continuation>({
@@ -103,23 +127,28 @@ export class Lister {
     private readonly logger: Logger,
     /** The URIs clients see: list items are encoded with it. */
     private readonly uris: UriCodec,
+    private readonly options: ListerOptions = {},
   ) {}
 
   /** One downstream page of `kind`, continuing from `cursor` when given. */
   async page(kind: ListKind, cursor: string | undefined, signal?: AbortSignal, audience: ListAudience = {}): Promise<ListPage> {
     const { filter, binding = '' } = audience;
     const { walkers, stop, private: wasPrivate, epoch } = this.resume(kind, cursor, binding);
+    const max = this.limits.maxItemsPerPage;
     let filtered = 0;
     const items: Record<string, unknown>[] = [];
     const incomplete: IncompleteUpstream[] = [];
     let hiddenIncomplete = false;
     let nextCursor: string | undefined;
     let hint: CacheHint = { ttlMs: Infinity, scope: wasPrivate ? 'private' : 'public' };
+    // How long this request waits for upstreams still starting.
+    const startWait = new AbortController();
+    const disarm = (this.options.setTimer ?? realTimer)(this.limits.firstWaitMs, () => startWait.abort());
     // One scope for every page of a list: the first page is private when any upstream's first page
     // is (they are all fetched at once anyway); a later page can only turn it private, never back.
     const settleScope = async () => {
       if (cursor !== undefined || hint.scope === 'private') return;
-      const scopes = await Promise.all(walkers.map((w) => w.firstScope));
+      const scopes = await Promise.all(walkers.map((w) => w.scopeBy(startWait.signal)));
       if (scopes.includes('private')) hint = { ttlMs: hint.ttlMs, scope: 'private' };
     };
     const done = (): ListPage => {
@@ -130,42 +159,46 @@ export class Lister {
     try {
       for (let k = 0; k < walkers.length; k++) {
         const walker = walkers[k] as PageWalker;
+        const server = walker.upstream.id;
         for (let d = k; d < Math.min(walkers.length, k + DEEP_UPSTREAMS); d++) walkers[d]?.deepen();
         for (;;) {
-          if (items.length >= this.limits.maxItemsPerPage) break;
-          const page = await walker.next(signal);
+          const page = await walker.next(signal, startWait.signal);
           if (page === DONE) break;
-          if (filter) {
-            const server = walker.upstream.id;
-            for (const item of page.items) {
-              if (filter(server, item)) items.push(item);
-              else filtered++;
+          // An upstream page counts towards this page's hint unless its first item already starts the next page.
+          const count = () => (hint = combineHints(hint, agedHint(page.hint, Math.floor(performance.now() - page.fetchedAt))));
+          for (let j = 0; j < page.items.length; j++) {
+            const item = page.items[j] as Record<string, unknown>;
+            if (filter && !filter(server, item)) {
+              filtered++;
+              continue;
             }
-          } else for (const item of page.items) items.push(item);
-          hint = combineHints(hint, agedHint(page.hint, Math.floor(performance.now() - page.fetchedAt)));
-          if (page.next !== undefined && items.length >= this.limits.maxItemsPerPage) {
+            if (items.length < max) {
+              items.push(item);
+              continue;
+            }
+            // The first item of the next page: the cursor points at it, the rest of its upstream page waits.
+            if (j > 0) count();
+            walker.pushBack({ ...page, items: page.items.slice(j), offset: page.offset + j });
             await settleScope();
-            nextCursor = this.park(kind, walkers.slice(k), stop, walker.upstream, page.next, page.pages, isPrivate(), binding, epoch);
+            nextCursor = this.park(kind, walkers.slice(k), stop, walker.upstream, page.at, page.pages - 1, page.offset + j, isPrivate(), binding, epoch);
             return done();
           }
+          count();
         }
         if (signal?.aborted) break;
         if (walker.endedBy) {
           // A server the audience may not see is not named; the page is still not cacheable.
-          if (audience.visible?.(walker.upstream.id) ?? true) incomplete.push({ server: walker.upstream.id, reason: walker.endedBy });
+          if (audience.visible?.(server) ?? true) incomplete.push({ server, reason: walker.endedBy });
           else hiddenIncomplete = true;
-        }
-        if (items.length >= this.limits.maxItemsPerPage && k + 1 < walkers.length) {
-          await settleScope();
-          const next = walkers[k + 1] as PageWalker;
-          nextCursor = this.park(kind, walkers.slice(k + 1), stop, next.upstream, undefined, 0, isPrivate(), binding, epoch);
-          return done();
+          if (walker.endedBy === 'starting') this.options.onStartingSkipped?.(server);
         }
       }
       if (!signal?.aborted) await settleScope();
     } catch (err) {
       stop.abort();
       throw err;
+    } finally {
+      disarm();
     }
     stop.abort();
     if (signal?.aborted) throw new ProxyError(ErrorCodes.CANCELLED, 'list cancelled');
@@ -202,11 +235,12 @@ export class Lister {
     setMaxListeners(0, stop.signal); // one listener per in-flight upstream page, by design
     const first = start?.index ?? 0;
     const limits = { readAhead: this.limits.maxItemsPerPage, maxPages: this.limits.maxPagesPerUpstream };
-    const walkers = this.pool.upstreams.slice(first).map(
-      (u, k) =>
-        new PageWalker(u, this.uris, kind, k === 0 ? start?.upstreamCursor : undefined, k === 0 ? (start?.pages ?? 0) : 0, limits, stop.signal, (up, err) =>
-          this.logger.warn({ server: up.id, list: kind, code: (err as ProxyError)?.code, details: (err as ProxyError)?.details }, 'upstream skipped in list'),
-        ),
+    const onSkip = (up: Upstream, err: unknown) =>
+      this.logger.warn({ server: up.id, list: kind, code: (err as ProxyError)?.code, details: (err as ProxyError)?.details }, 'upstream skipped in list');
+    const walkers = this.pool.upstreams.slice(first).map((u, k) =>
+      k === 0
+        ? new PageWalker(u, this.uris, kind, start?.upstreamCursor, start?.pages ?? 0, start?.offset ?? 0, limits, stop.signal, onSkip)
+        : new PageWalker(u, this.uris, kind, undefined, 0, 0, limits, stop.signal, onSkip),
     );
     return { walkers, stop, epoch: this.pool.epoch, ...(start?.private ? { private: true } : {}) };
   }
@@ -219,13 +253,14 @@ export class Lister {
     upstream: Upstream,
     upstreamCursor: string | undefined,
     pages: number,
+    offset: number,
     isPrivate: boolean,
     binding: string,
     epoch: string,
   ): string {
     const index = this.pool.upstreams.indexOf(upstream);
     const nonce = randomBytes(6).toString('base64url');
-    const token = this.codec.encode({ kind, epoch, index, upstreamCursor, pages, nonce, private: isPrivate }, binding);
+    const token = this.codec.encode({ kind, epoch, index, upstreamCursor, pages, offset, nonce, private: isPrivate }, binding);
     this.continuations.set(token, { walkers, stop, epoch });
     return token;
   }

@@ -11,6 +11,10 @@ export interface WalkedPage {
   items: Record<string, unknown>[];
   /** The upstream cursor that follows this page (undefined: the upstream's list ends here). */
   next: string | undefined;
+  /** The upstream cursor this page was fetched with (undefined: the upstream's first page). */
+  at: string | undefined;
+  /** Items of that upstream page before `items[0]` (already consumed, or skipped on resume). */
+  offset: number;
   /** Pages of this upstream walked up to and including this one (for the page limit). */
   pages: number;
   /** The upstream's own cache hint for this page, as of `fetchedAt`. */
@@ -19,8 +23,11 @@ export interface WalkedPage {
   fetchedAt: number;
 }
 
-/** Why a walk ended early: the upstream's part of the list is missing or cut short. */
-export type WalkEnd = 'unavailable' | 'timeout' | 'error' | 'page-limit';
+/**
+ * Why a walk ended early: the upstream's part of the list is missing or cut short. `starting`: it
+ * was still making its first connection when the list's wait for it (`list.firstWaitMs`) ran out.
+ */
+export type WalkEnd = 'unavailable' | 'timeout' | 'error' | 'page-limit' | 'starting';
 
 const KINDS = {
   resources: { method: Methods.listResources, schema: ListResourcesResult, field: 'resources', key: 'uri' },
@@ -45,6 +52,8 @@ export class PageWalker {
   private readonly seen = new Set<string>();
   /** Until {@link deepen} is called, only the first page is fetched ahead. */
   private shallow = true;
+  /** True while the walk waits for its upstream's first connection attempt. */
+  private awaitingStart = false;
   private scopeOfFirst!: (scope: CacheScope) => void;
   /**
    * The cache scope of the first page this walk fetches; `public` (neutral: it adds nothing to the
@@ -58,6 +67,8 @@ export class PageWalker {
     private readonly kind: ListKind,
     private cursor: string | undefined,
     private pages: number,
+    /** Items to drop from the front of the first page fetched (a cursor's offset inside it). */
+    private skip: number,
     private readonly limits: { readAhead: number; maxPages: number },
     private readonly signal: AbortSignal,
     private readonly onSkip: (upstream: Upstream, err: unknown) => void,
@@ -72,8 +83,11 @@ export class PageWalker {
     void this.pump();
   }
 
-  /** The next page, or {@link DONE}. Resolves early (DONE) when `signal` aborts. */
-  async next(signal?: AbortSignal): Promise<WalkedPage | typeof DONE> {
+  /**
+   * The next page, or {@link DONE}. Resolves early (DONE) when `signal` aborts, and when `startWait`
+   * aborts while the upstream is still making its first connection: the walk then ends `starting`.
+   */
+  async next(signal?: AbortSignal, startWait?: AbortSignal): Promise<WalkedPage | typeof DONE> {
     for (;;) {
       this.deepen();
       const page = this.buffer.shift();
@@ -83,15 +97,52 @@ export class PageWalker {
         return page;
       }
       if (this.finished || this.signal.aborted || signal?.aborted) return DONE;
+      if (this.awaitingStart && startWait?.aborted) {
+        this.end('starting');
+        this.scopeOfFirst('public'); // it adds nothing to this walk
+        return DONE;
+      }
       await new Promise<void>((resolve) => {
-        const onAbort = () => resolve();
-        this.wake = () => {
+        const onAbort = () => {
+          this.wake = undefined;
           signal?.removeEventListener('abort', onAbort);
+          startWait?.removeEventListener('abort', onAbort);
           resolve();
         };
+        this.wake = onAbort;
         signal?.addEventListener('abort', onAbort, { once: true });
+        startWait?.addEventListener('abort', onAbort, { once: true });
       });
     }
+  }
+
+  /**
+   * Puts the unconsumed rest of a page back at the front (a downstream page ended inside it): the
+   * next {@link next} returns it first.
+   */
+  pushBack(page: WalkedPage): void {
+    this.buffer.unshift(page);
+    this.buffered += page.items.length;
+  }
+
+  /**
+   * {@link firstScope}, but `private` (no basis to share) when `startWait` aborts while the upstream
+   * is still making its first connection, so a page never waits past `startWait` for its scope.
+   */
+  scopeBy(startWait: AbortSignal): Promise<CacheScope> {
+    if (!this.awaitingStart) return this.firstScope;
+    return new Promise((resolve) => {
+      const onAbort = () => {
+        if (this.endedBy === 'starting') resolve('public');
+        else if (this.awaitingStart) resolve('private');
+      };
+      void this.firstScope.then((scope) => {
+        startWait.removeEventListener('abort', onAbort);
+        resolve(scope);
+      });
+      if (startWait.aborted) onAbort();
+      else startWait.addEventListener('abort', onAbort, { once: true });
+    });
   }
 
   private async pump(): Promise<void> {
@@ -100,14 +151,20 @@ export class PageWalker {
     const spec = KINDS[this.kind];
     const schema = spec.schema as ResultSchema<{ nextCursor?: string | undefined }>;
     try {
-      if (this.upstream.generation === 0) await this.upstream.settled(); // still starting: wait for it
+      if (this.upstream.generation === 0) {
+        // Still starting: wait for it (the consumer decides how long it waits for us: see next()).
+        this.awaitingStart = true;
+        await this.upstream.settled();
+        this.awaitingStart = false;
+      }
       if (this.upstream.status === 'ready' && !this.upstream.supports('resources')) this.finished = true;
       while (!this.finished && !this.signal.aborted && this.buffered < (this.shallow ? 1 : this.limits.readAhead)) {
         if (this.pages >= this.limits.maxPages) {
           this.end('page-limit');
           break;
         }
-        const params = this.cursor === undefined ? undefined : { cursor: this.cursor };
+        const at = this.cursor;
+        const params = at === undefined ? undefined : { cursor: at };
         const result = await this.fetch(spec.method, params, schema);
         const raw = (result as Record<string, unknown>)[spec.field] as Record<string, unknown>[];
         const id = this.upstream.id;
@@ -116,13 +173,16 @@ export class PageWalker {
         let items = raw;
         if (this.upstream.freshMessages) for (const item of raw) item[key] = uris.encode(id, item[key] as string);
         else items = raw.map((item) => ({ ...item, [key]: uris.encode(id, item[key] as string) })); // the sender's own objects
+        const offset = Math.min(this.skip, items.length);
+        if (offset > 0) items = items.slice(offset); // the part earlier downstream pages consumed
+        this.skip = 0;
         let next = result.nextCursor;
         if (next !== undefined && this.seen.has(next)) next = undefined; // a cursor loop ends the walk
         if (next !== undefined) this.seen.add(next);
         this.cursor = next;
         this.pages++;
         const hint = hintOf(result as Record<string, unknown>);
-        this.buffer.push({ items, next, pages: this.pages, hint, fetchedAt: performance.now() });
+        this.buffer.push({ items, next, at, offset, pages: this.pages, hint, fetchedAt: performance.now() });
         this.scopeOfFirst(hint.scope); // later calls are no-ops
         this.buffered += items.length;
         if (next === undefined) this.finished = true;

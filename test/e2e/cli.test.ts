@@ -7,10 +7,11 @@ import { PACKAGE_VERSION, RawSession, TempDir, isAlive, parseLogLines, runCli, u
 
 const NO_STACK = /^\s+at /m;
 
-/** The CLI's stderr split into JSON log records and the plain lines it printed itself. */
-function splitStderr(stderr: unknown): { logs: LogRecord[]; lines: string[] } {
+/** The CLI's stderr split into JSON log records, `ls` progress lines and the other plain lines it printed itself. */
+function splitStderr(stderr: unknown): { logs: LogRecord[]; progress: string[]; lines: string[] } {
   const all = String(stderr).split('\n').filter((line) => line !== '');
-  return { logs: parseLogLines(all.filter((l) => l.startsWith('{')).join('\n')), lines: all.filter((l) => !l.startsWith('{')) };
+  const plain = all.filter((l) => !l.startsWith('{'));
+  return { logs: parseLogLines(all.filter((l) => l.startsWith('{')).join('\n')), progress: plain.filter((l) => l.startsWith('ls: ')), lines: plain.filter((l) => !l.startsWith('ls: ')) };
 }
 
 /** True when `line` is one JSON-RPC 2.0 message. */
@@ -168,8 +169,10 @@ describe.concurrent('informational commands', () => {
         '  fx+fixture://item/{category}/{id}',
       ].join('\n'),
     );
-    const { logs, lines } = splitStderr(result.stderr);
+    const { logs, lines, progress } = splitStderr(result.stderr);
     expect(lines).toEqual([`mcp-federate: ghost is unavailable: spawn ${ghost.command} ENOENT`]);
+    // Each enabled upstream's state as it settled, in whatever order they did.
+    expect(progress.sort()).toEqual(['ls: fx ready (2025-11-25)', 'ls: ghost unavailable', 'ls: mem ready (2025-11-25)']);
     // The default `ls` log level is warn: the failures are logged to stderr as JSON too.
     const failed = logs.filter((r) => r.msg === 'upstream failed to start; serving the others');
     expect(failed.map((r) => r.server)).toEqual(['ghost']);
@@ -197,13 +200,13 @@ describe.concurrent('informational commands', () => {
     expect(failed).toMatchObject({ server: 'dead', stderr: ['catalog-server: --exit-on-start'] });
   });
 
-  it('`ls` exits 0 with nothing on stderr when every enabled upstream is ready, and names servers whose key is not their id', async () => {
+  it('`ls` exits 0 with only its progress on stderr when every enabled upstream is ready, and names servers whose key is not their id', async () => {
     using dir = new TempDir();
     const file = dir.writeConfig({
       mcpServers: { My_Fixture: upstreams.fixture('--resources', '1'), off: { ...upstreams.missing(), disabled: true } },
     });
     const result = await runCli(['ls', '--config', file]);
-    expect(result).toMatchObject({ exitCode: 0, stderr: '' });
+    expect(result).toMatchObject({ exitCode: 0, stderr: 'ls: my-fixture ready (2025-11-25)' });
     expect(String(result.stdout).split('\n').slice(0, 5)).toEqual([
       'SERVER      STATUS    RESOURCES  TEMPLATES  PROTOCOL    NAME',
       'my-fixture  ready     3          2          2025-11-25  My_Fixture',
@@ -247,6 +250,8 @@ describe.concurrent('configuration files from elsewhere', () => {
       '  b:',
       `    command: ${JSON.stringify(upstreams.fixture().command)}`,
       `    args: [${upstreams.fixture('--resources', '2').args.map((a) => JSON.stringify(a)).join(', ')}]`,
+      'list:',
+      '  firstWaitMs: 60000 # a loaded test machine may start upstreams slowly; the list expects them all',
       '',
     ].join('\n');
     await using session = new RawSession(yaml, ['--log-level', 'warn'], 'mcp-federate.yaml');

@@ -102,10 +102,11 @@ describe('foreign-looking upstream URIs', () => {
 
 describe('an upstream that returns cursors forever', () => {
   it.each([
-    [{ maxPagesPerUpstream: 20 }, 1],
+    [{ maxPagesPerUpstream: 20 }, 1, 0],
     // 7 items per downstream page: the upstream page count must survive in the downstream cursor.
-    [{ maxPagesPerUpstream: 20, maxItemsPerPage: 7 }, 3],
-  ])('list %j ends after the page limit, reported in _meta of the last page', async (list, expectedPages) => {
+    // 23 items (20 + the tail's 3) make pages of 7, 7, 7, 2; the endless part ends on the third.
+    [{ maxPagesPerUpstream: 20, maxItemsPerPage: 7 }, 4, 2],
+  ])('list %j ends after the page limit, reported in _meta of the page where that upstream’s part ends', async (list, expectedPages, metaPage) => {
     await using proxy = await ProxyProcess.start({
       servers: { endless: upstreams.fixture('--endless-cursor'), tail: upstreams.fixture('--resources', '1') },
       list,
@@ -116,8 +117,8 @@ describe('an upstream that returns cursors forever', () => {
       ...good('tail', 1),
     ]);
     expect(pages).toHaveLength(expectedPages);
-    expect(pages.slice(0, -1).every((p) => p.meta === undefined)).toBe(true);
-    expect(pages.at(-1)?.meta).toEqual({ [META_INCOMPLETE]: [{ server: 'endless', reason: 'page-limit' }] });
+    expect(pages.map((p) => p.size)).toEqual(expectedPages === 1 ? [23] : [7, 7, 7, 2]);
+    expect(pages.map((p) => p.meta)).toEqual(pages.map((_, i) => (i === metaPage ? { [META_INCOMPLETE]: [{ server: 'endless', reason: 'page-limit' }] } : undefined)));
     // The upstream was asked for exactly maxPagesPerUpstream pages, no more.
     const stats = await proxy.client.readResource({ uri: 'endless+fixture://stats' });
     expect(JSON.parse((stats.contents[0] as { text: string }).text)).toMatchObject({ listCalls: 20 });

@@ -9,8 +9,11 @@ import { createLogger } from '../../src/logger.js';
 import { createProxy, type CallerIdentity, type Proxy } from '../../src/proxy.js';
 import type { TransportFactory } from '../../src/upstream/transports.js';
 
-/** Makes the upstream Server for one connection attempt, or throws to simulate a failed start. */
-export type UpstreamFactory = () => Server;
+/**
+ * Makes the upstream Server for one connection attempt, or throws to simulate a failed start. A
+ * promise delays the Server's side of the connection (initialize is answered once it resolves).
+ */
+export type UpstreamFactory = () => Server | Promise<Server>;
 
 export interface HarnessOptions {
   upstreams: Record<string, UpstreamFactory>;
@@ -26,6 +29,10 @@ export interface HarnessOptions {
   audit?: import('../../src/access/audit-log.js').AuditLog;
   /** Monotonic clock for rate limits. */
   now?: () => number;
+  /** The `list.firstWaitMs` timer (see `ProxyOptions.listTimer`). */
+  listTimer?: import('../../src/federation/listing.js').SetTimer;
+  /** Wait for every upstream's first connection attempt before returning. Default: true. */
+  awaitStart?: boolean;
 }
 
 export interface Harness extends AsyncDisposable {
@@ -59,7 +66,7 @@ export async function startHarness(options: HarnessOptions): Promise<Harness> {
         const [clientSide, serverSide] = InMemoryTransport.createLinkedPair();
         const make = options.upstreams[id];
         if (!make) throw new Error(`no upstream ${id}`);
-        void make().connect(serverSide);
+        void Promise.resolve(make()).then((server) => server.connect(serverSide));
         return clientSide;
       },
     },
@@ -72,8 +79,10 @@ export async function startHarness(options: HarnessOptions): Promise<Harness> {
     ...(options.random ? { random: options.random } : {}),
     ...(options.audit ? { audit: options.audit } : {}),
     ...(options.now ? { now: options.now } : {}),
+    ...(options.listTimer ? { listTimer: options.listTimer } : {}),
   });
-  await proxy.start();
+  if (options.awaitStart === false) void proxy.start();
+  else await proxy.start();
   const clients: { close(): Promise<void> }[] = [];
   return {
     proxy,

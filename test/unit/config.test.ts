@@ -27,7 +27,7 @@ describe('config schema', () => {
     const c = parse({ servers: { a: { command: 'node' }, b: { url: 'http://127.0.0.1:9/mcp' } } });
     expect(c.servers.a).toMatchObject({ command: 'node', args: [], env: {}, enabled: true, timeoutMs: 30000, concurrency: 16 });
     expect(c.servers.b).toMatchObject({ url: 'http://127.0.0.1:9/mcp', headers: {}, enabled: true });
-    expect(c.list).toEqual({ maxItemsPerPage: 1000, maxPagesPerUpstream: 1000 });
+    expect(c.list).toEqual({ maxItemsPerPage: 1000, maxPagesPerUpstream: 1000, firstWaitMs: 2000 });
   });
 
   it('"prefix" defaults to true; one server may set it to false', () => {

@@ -25,6 +25,12 @@ describe('cursor codec', () => {
     expect(codec.decode(codec.encode(fresh), 'resources', 'e1')).toEqual(fresh);
   });
 
+  it('carries the offset inside the upstream page (a split page), and leaves 0 out', () => {
+    const split = { ...pos, offset: 93 };
+    expect(codec.decode(codec.encode(split), 'resources', 'e1')).toEqual(split);
+    expect(codec.decode(codec.encode({ ...pos, offset: 0 }), 'resources', 'e1')).toEqual(pos);
+  });
+
   it('carries the list’s private scope to later pages, sealed like the rest', () => {
     const token = codec.encode({ kind: 'resources', epoch: 'e', index: 1, upstreamCursor: 'c', pages: 1, private: true });
     expect(codec.decode(token, 'resources', 'e').private).toBe(true);
