@@ -44,7 +44,7 @@ export const upstreams = {
 };
 
 /** `config` with `list.firstWaitMs` 60 s unless it sets one (only for plain config objects). */
-function withPatientLists(config: unknown): unknown {
+export function withPatientLists(config: unknown): unknown {
   if (typeof config !== 'object' || config === null || Array.isArray(config)) return config;
   const c = config as Record<string, unknown>;
   if (!('servers' in c) && !('mcpServers' in c)) return config;

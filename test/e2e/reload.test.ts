@@ -18,6 +18,7 @@ import {
   notFound,
   parseLogLines,
   rpcError,
+  withPatientLists,
   runCli,
   upstreams,
   within,
@@ -47,7 +48,7 @@ function waitForCount(proxy: ProxyProcess, predicate: (r: LogRecord) => boolean,
 /** Writes `config` the way most editors save: a temporary file in the same folder, renamed over the original. */
 function saveByRename(file: string, config: unknown): void {
   const tmp = path.join(path.dirname(file), `.${path.basename(file)}.tmp-${process.pid}`);
-  writeFileSync(tmp, JSON.stringify(config, null, 2));
+  writeFileSync(tmp, JSON.stringify(withPatientLists(config), null, 2));
   renameSync(tmp, file);
 }
 
@@ -73,13 +74,13 @@ describe('reload refuses what would weaken security unsaid (SIGHUP)', () => {
       await proxy.client.readResource({ uri: 'fx+fixture://res/0' }); // 1 of the burst of 3
       let refusals = 0;
       for (const block of ['policy', 'auth', 'audit', 'limits']) {
-        writeFileSync(proxy.configFile, JSON.stringify(without(full, block)));
+        writeFileSync(proxy.configFile, JSON.stringify(withPatientLists(without(full, block))));
         process.kill(proxy.pid, 'SIGHUP');
         const record = await within(proxy.waitForLog((r) => r.msg === REFUSED && String(r.refused) === block), `the refusal naming ${block}`);
         expect(record.level).toBe(50); // error
         refusals++;
       }
-      writeFileSync(proxy.configFile, JSON.stringify({ servers: SERVERS, stdio: STDIO }));
+      writeFileSync(proxy.configFile, JSON.stringify(withPatientLists({ servers: SERVERS, stdio: STDIO })));
       process.kill(proxy.pid, 'SIGHUP');
       const all = await within(proxy.waitForLog((r) => r.msg === REFUSED && (r.refused as string[]).length === 4), 'the refusal naming all four');
       expect([...(all.refused as string[])].sort()).toEqual(['audit', 'auth', 'limits', 'policy']);
@@ -99,7 +100,7 @@ describe('reload refuses what would weaken security unsaid (SIGHUP)', () => {
       expect(reads().map((r) => r.outcome)).toEqual(['ok', 'denied', 'ok', 'rate_limited']);
 
       // Spelled out, the same weakening applies.
-      writeFileSync(proxy.configFile, JSON.stringify({ ...full, policy: { default: 'allow' }, limits: false }));
+      writeFileSync(proxy.configFile, JSON.stringify(withPatientLists({ ...full, policy: { default: 'allow' }, limits: false })));
       process.kill(proxy.pid, 'SIGHUP');
       const applied = await within(proxy.waitForLog((r) => r.msg === RELOADED), 'the explicit reload');
       expect(applied.changed).toEqual(['limits', 'policy']);
@@ -161,7 +162,7 @@ class Gateway implements AsyncDisposable {
   }
 
   reload(config: unknown): void {
-    writeFileSync(this.file, JSON.stringify(config));
+    writeFileSync(this.file, JSON.stringify(withPatientLists(config)));
     this.process.kill('SIGHUP');
   }
 
@@ -216,11 +217,11 @@ describe('--watch', () => {
     try {
       const next = { ...base, policy: { default: 'deny', rules: [{ id: 'res-1', effect: 'allow', resources: ['fx+fixture://res/1'] }] } };
       // Step one of a writer that puts the servers first and the policy after: valid, but it drops the policy.
-      writeFileSync(proxy.configFile, JSON.stringify(base));
+      writeFileSync(proxy.configFile, JSON.stringify(withPatientLists(base)));
       await within(proxy.waitForLog((r) => r.msg === REFUSED && String(r.refused) === 'policy' && r.why === 'file changed'), 'the refusal');
       expect(await rpcError(proxy.client.readResource({ uri: 'fx+fixture://res/1' }))).toEqual(notFound('fx+fixture://res/1'));
       // A torn write: half of the new file.
-      const whole = JSON.stringify(next, null, 2);
+      const whole = JSON.stringify(withPatientLists(next), null, 2);
       writeFileSync(proxy.configFile, whole.slice(0, whole.length / 2));
       await within(proxy.waitForLog((r) => r.msg === INVALID && r.why === 'file changed'), 'the invalid-file log');
       expect(await rpcError(proxy.client.readResource({ uri: 'fx+fixture://res/1' }))).toEqual(notFound('fx+fixture://res/1'));
@@ -318,7 +319,7 @@ describe('servers edits', () => {
       const startsBefore = lines().filter((l) => l.startsWith('start')).length;
       expect(startsBefore).toBe(3);
 
-      writeFileSync(proxy.configFile, JSON.stringify({ servers: { keep: before.keep, change: rec('change', '--page-size', '1'), add: rec('add') }, stdio: STDIO }));
+      writeFileSync(proxy.configFile, JSON.stringify(withPatientLists({ servers: { keep: before.keep, change: rec('change', '--page-size', '1'), add: rec('add') }, stdio: STDIO })));
       process.kill(proxy.pid, 'SIGHUP');
       const reloaded = await within(proxy.waitForLog((r) => r.msg === RELOADED), 'the reload');
       expect(reloaded.changed).toEqual(['servers.add(added)', 'servers.drop(removed)', 'servers.change(restarted)']);
