@@ -1,14 +1,10 @@
 // `mcp-federate policy check`: decides one request against the configured policy and prints the decision.
-import { parseArgs } from 'node:util';
+import { parseCommand, usageError, type OutputSink } from './args.js';
 import { compilePolicy, POLICY_ACTIONS, type PolicyAction } from '../access/policy.js';
 import { loadConfig, type LoadConfigOptions } from '../config/load.js';
 import { createUriCodec } from '../federation/uri.js';
 
-/** Where a command writes; the CLI passes process.stdout and process.stderr. */
-export interface OutputSink {
-  stdout(text: string): void;
-  stderr(text: string): void;
-}
+export type { OutputSink } from './args.js';
 
 /** Usage of `mcp-federate policy`. */
 export const POLICY_USAGE = `Usage:
@@ -35,31 +31,15 @@ export const PolicyExit = { ALLOWED: 0, DENIED: 1, USAGE: 2 } as const;
  * @example await runPolicyCommand(['check', '--principal', 'alice', '--action', 'read', 'docs+file:///a.md'], sink)
  */
 export async function runPolicyCommand(argv: readonly string[], out: OutputSink, options: Omit<LoadConfigOptions, 'file'> = {}): Promise<number> {
-  const usage = (reason: string) => {
-    out.stderr(`mcp-federate: ${reason}\n\n${POLICY_USAGE}`);
-    return PolicyExit.USAGE;
-  };
-  let parsed;
-  try {
-    parsed = parseArgs({
-      args: [...argv],
-      allowPositionals: true,
-      options: {
-        config: { type: 'string', short: 'c' },
-        principal: { type: 'string' },
-        role: { type: 'string', multiple: true },
-        action: { type: 'string' },
-        help: { type: 'boolean', short: 'h' },
-      },
-    });
-  } catch (err) {
-    return usage((err as Error).message);
-  }
+  const usage = (reason: string) => usageError(out, POLICY_USAGE, reason);
+  const parsed = parseCommand(
+    argv,
+    { config: { type: 'string', short: 'c' }, principal: { type: 'string' }, role: { type: 'string', multiple: true }, action: { type: 'string' } },
+    POLICY_USAGE,
+    out,
+  );
+  if (typeof parsed === 'number') return parsed;
   const { values, positionals } = parsed;
-  if (values.help) {
-    out.stdout(POLICY_USAGE);
-    return 0;
-  }
   const [command, uri, ...extra] = positionals;
   if (command !== 'check') return usage(`unknown command: policy ${positionals.join(' ')}`.trimEnd());
   if (uri === undefined) return usage('policy check: a namespaced URI is required');

@@ -1,10 +1,9 @@
 // `mcp-federate reload --check <file>`: what a reload to <file> would change, and whether it would be refused.
-import { parseArgs } from 'node:util';
 import { loadConfig, type LoadConfigOptions } from '../config/load.js';
 import { HttpSchema } from '../config/schema.js';
 import { planReload } from '../config/reload-diff.js';
 import { isLoopback } from '../serve/origin-host.js';
-import type { OutputSink } from './policy-check.js';
+import { parseCommand, usageError, type OutputSink } from './args.js';
 
 /** Usage of `mcp-federate reload`. */
 export const RELOAD_USAGE = `Usage:
@@ -30,31 +29,15 @@ export const ReloadExit = { APPLIES: 0, REFUSED: 1, USAGE: 2 } as const;
  * @example await runReloadCommand(['--check', 'next.json', '--config', 'running.json'], sink)
  */
 export async function runReloadCommand(argv: readonly string[], out: OutputSink, options: Omit<LoadConfigOptions, 'file'> = {}): Promise<number> {
-  const usage = (reason: string) => {
-    out.stderr(`mcp-federate: ${reason}\n\n${RELOAD_USAGE}`);
-    return ReloadExit.USAGE;
-  };
-  let parsed;
-  try {
-    parsed = parseArgs({
-      args: [...argv],
-      allowPositionals: true,
-      options: {
-        check: { type: 'boolean' },
-        config: { type: 'string', short: 'c' },
-        host: { type: 'string' },
-        'allow-unauthenticated': { type: 'boolean' },
-        help: { type: 'boolean', short: 'h' },
-      },
-    });
-  } catch (err) {
-    return usage((err as Error).message);
-  }
+  const usage = (reason: string) => usageError(out, RELOAD_USAGE, reason);
+  const parsed = parseCommand(
+    argv,
+    { check: { type: 'boolean' }, config: { type: 'string', short: 'c' }, host: { type: 'string' }, 'allow-unauthenticated': { type: 'boolean' } },
+    RELOAD_USAGE,
+    out,
+  );
+  if (typeof parsed === 'number') return parsed;
   const { values, positionals } = parsed;
-  if (values.help) {
-    out.stdout(RELOAD_USAGE);
-    return 0;
-  }
   if (!values.check) return usage('reload: only --check is supported (a running server reloads on SIGHUP or with --watch)');
   if (positionals.length !== 1) return usage('reload --check: exactly one candidate file is required');
 
