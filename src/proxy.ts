@@ -14,6 +14,7 @@ import { TransportFailure, type OutputLoss } from './wire/line-transport.js';
 import { Lister, type SetTimer } from './federation/listing.js';
 import type { Logger } from './logger.js';
 import { Methods } from './protocol.js';
+import { ErrorCodes, ProxyError } from './errors.js';
 import { FederatedResources } from './federation/resources.js';
 import { IssuedUris } from './federation/issued-uris.js';
 import { isPlainCanonical } from './access/normalize-uri.js';
@@ -301,12 +302,12 @@ export function createProxy(options: ProxyOptions): Proxy {
       return done;
     },
     statelessServer(era, caller) {
-      if (closing) throw new Error('proxy is closed');
+      if (closing) throw new ProxyError(ErrorCodes.CLOSED, 'proxy is closed');
       void start();
       return createFacadeServer({ gate, caller, session: STATELESS, logger, serverInfo: SERVER_INFO, era });
     },
     openSession(sessionOptions = {}) {
-      if (closing) throw new Error('proxy is closed');
+      if (closing) throw new ProxyError(ErrorCodes.CLOSED, 'proxy is closed');
       void start(); // requests wait for their upstreams' first connection attempt
       let current: Server | undefined;
       let open = true;
