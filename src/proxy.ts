@@ -17,7 +17,7 @@ import { Methods } from './protocol.js';
 import { ErrorCodes, ProxyError } from './errors.js';
 import { FederatedResources } from './federation/resources.js';
 import { IssuedUris } from './federation/issued-uris.js';
-import { isPlainCanonical } from './access/normalize-uri.js';
+import { isPlainCanonical } from './uri/normalize-uri.js';
 import { SessionRegistry, type Session } from './federation/sessions.js';
 import { SubscriptionRelay } from './federation/subscriptions.js';
 import { defaultTransportFactory, type TransportFactory } from './upstream/transports.js';
@@ -25,11 +25,11 @@ import type { Upstream } from './upstream/upstream.js';
 import { UpstreamPool } from './upstream/pool.js';
 import { createUriCodec, type UriCodec } from './federation/uri.js';
 import { VERSION } from './version.js';
-import type { Caller } from './access/caller.js';
+import type { Caller } from './caller.js';
 import { AccessGate, type AccessRules } from './access/gate.js';
 import { compilePolicy } from './access/policy.js';
 import { RateLimiter } from './access/rate-limiter.js';
-import { openAuditLog, type AuditLog } from './access/audit-log.js';
+import { openAuditLog, type AuditLog } from './audit/log.js';
 
 /** Options of {@link createProxy}. */
 export interface ProxyOptions {

@@ -2,8 +2,8 @@
 import { createHash, createPublicKey, type KeyObject } from 'node:crypto';
 import os from 'node:os';
 import { z } from 'zod';
-import { deriveServerId, isServerId, SERVER_ID_PATTERN } from './server-id.js';
-import { patternServer, resourcePatternProblem } from '../access/resource-pattern.js';
+import { deriveServerId, isServerId, SERVER_ID_PATTERN } from '../uri/server-id.js';
+import { patternServer, resourcePatternProblem } from '../uri/resource-pattern.js';
 
 const positiveInt = () => z.number().int().positive();
 

@@ -5,7 +5,7 @@ import { ErrorCodes, JsonRpc, JsonRpcError, ProxyError, toJsonRpcError, type Err
 import type { Logger } from '../logger.js';
 import type { CompleteParams } from '../federation/resources.js';
 import type { AccessGate } from '../access/gate.js';
-import type { Caller } from '../access/caller.js';
+import type { Caller } from '../caller.js';
 import type { Session } from '../federation/sessions.js';
 import { restoreLegacyNotFound } from '../eras/rev2025.js';
 import { stripNotFoundMark, withCacheFields } from '../eras/rev2026.js';

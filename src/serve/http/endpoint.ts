@@ -3,7 +3,7 @@ import { randomBytes } from 'node:crypto';
 import { createServer, type IncomingMessage, type Server as HttpServer, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { createMcpHandler, type AuthInfo } from '@modelcontextprotocol/server';
-import type { Caller } from '../../access/caller.js';
+import type { Caller } from '../../caller.js';
 import type { AuthConfig, HttpConfig } from '../../config/schema.js';
 import { createAuthenticator, wwwAuthenticate, type AuthResult, type AuthSuccess, type Authenticator } from '../auth/authenticator.js';
 import { ANONYMOUS } from '../auth/credential.js';

@@ -1,6 +1,6 @@
 // Each HTTP principal's own bounds: sessions, 2026 listens, requests in flight, unread answer bytes; over one gets 429, audited.
 import type { IncomingMessage, ServerResponse } from 'node:http';
-import type { Caller } from '../../access/caller.js';
+import type { Caller } from '../../caller.js';
 import type { PrincipalLimitName } from '../../access/gate.js';
 import { PrincipalCounter } from '../../access/principal-counter.js';
 import { errorAnswer, JsonRpc } from '../../errors.js';
