@@ -127,7 +127,7 @@ export function toJsonRpcError(err: unknown, ctx: ErrorContext = {}): JsonRpcErr
     case ErrorCodes.INVALID_CURSOR:
       return new JsonRpcError(JsonRpc.INVALID_PARAMS, 'Invalid cursor');
     case ErrorCodes.INVALID_PARAMS:
-      return new JsonRpcError(JsonRpc.INVALID_PARAMS, (err as ProxyError).message);
+      return invalidParams((err as ProxyError).message);
     case ErrorCodes.UPSTREAM_TIMEOUT:
       return new JsonRpcError(JsonRpc.REQUEST_TIMEOUT, 'Upstream request timed out');
     case ErrorCodes.CANCELLED:
@@ -144,6 +144,11 @@ export function toJsonRpcError(err: unknown, ctx: ErrorContext = {}): JsonRpcErr
     default:
       return new JsonRpcError(JsonRpc.INTERNAL_ERROR, 'Internal error');
   }
+}
+
+/** `-32602` with `message` as is (one line naming the field, e.g. `Invalid params: uri: …`). */
+export function invalidParams(message: string): JsonRpcError {
+  return new JsonRpcError(JsonRpc.INVALID_PARAMS, message);
 }
 
 /** The single shape of "Resource not found": code -32002 with the client's URI in `data`. */
