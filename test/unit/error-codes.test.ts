@@ -7,18 +7,18 @@ import { errorAnswer, errorText, ErrorCodes, httpErrorBody, JsonRpc, rateLimited
 const SRC = new URL('../../src/', import.meta.url);
 const ALLOWED = new Set(['errors.ts', 'protocol.ts']);
 
-/** `-32768`..`-32000` (the JSON-RPC reserved range) as a minus sign followed by a numeric literal; comments and strings are not code. */
+/** `-32768`..`-32000` (the JSON-RPC reserved range) written as a negated numeric literal; comments and strings are not code. */
 function rawCodes(text: string): string[] {
-  const scanner = ts.createScanner(ts.ScriptTarget.Latest, true, ts.LanguageVariant.Standard, text);
+  const file = ts.createSourceFile('f.ts', text, ts.ScriptTarget.Latest, true);
   const found: string[] = [];
-  let previous = ts.SyntaxKind.Unknown;
-  for (let kind = scanner.scan(); kind !== ts.SyntaxKind.EndOfFileToken; kind = scanner.scan()) {
-    if (kind === ts.SyntaxKind.NumericLiteral && previous === ts.SyntaxKind.MinusToken) {
-      const value = Number(scanner.getTokenValue());
-      if (value >= 32000 && value <= 32768) found.push(`-${scanner.getTokenText()}`);
+  const visit = (node: ts.Node): void => {
+    if (ts.isPrefixUnaryExpression(node) && node.operator === ts.SyntaxKind.MinusToken && ts.isNumericLiteral(node.operand)) {
+      const value = Number(node.operand.text);
+      if (value >= 32000 && value <= 32768) found.push(node.getText(file));
     }
-    previous = kind;
-  }
+    ts.forEachChild(node, visit);
+  };
+  visit(file);
   return found;
 }
 
@@ -31,7 +31,7 @@ describe('JSON-RPC error codes', () => {
   });
 
   it('the check finds a literal in code, not in comments or strings', () => {
-    expect(rawCodes('const a = -32603; // -32001\n/* -32000 */ const b = "-32602"; f(x, -32700)')).toEqual(['-32603', '-32700']);
+    expect(rawCodes('const a = -32603; // -32001\n/* `-32000` */ const b = `${a}-32602`; f(x, -32700); type T = -32001 | 1;')).toEqual(['-32603', '-32700', '-32001']);
   });
 
   it('the helpers keep the bytes the wire had', () => {
