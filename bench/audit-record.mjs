@@ -5,8 +5,8 @@ import { mkdtempSync, rmSync, statSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { performance } from 'node:perf_hooks';
-import { openAuditLog } from '../dist/access/audit-log.js';
-import { GENESIS_HASH, sealRecord } from '../dist/access/audit-record.js';
+import { openAuditLog } from '../dist/audit/log.js';
+import { GENESIS_HASH, sealRecord } from '../dist/audit/record.js';
 
 const N = Number(process.argv[2] ?? 50_000);
 const RUNS = 9;

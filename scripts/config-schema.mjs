@@ -10,10 +10,16 @@ const ROOT = fileURLToPath(new URL('..', import.meta.url));
 /** Where the generated files live, relative to the repository root. */
 export const SCHEMA_FILE = 'schema/mcp-federate.schema.json';
 export const REFERENCE_FILE = 'docs/configuration-reference.md';
-export const SCHEMA_SOURCE = 'src/config/schema.ts';
+/**
+ * The schema's source files, in the order their blocks appear in the config (the assembly last):
+ * their TSDoc is read as one text, so a spread (`...commonServerFields`) resolves across them.
+ */
+export const SCHEMA_SOURCES = ['fields', 'servers', 'core', 'http', 'auth', 'audit', 'policy', 'limits']
+  .map((block) => `src/config/schema/${block}.ts`)
+  .concat('src/config/schema.ts');
 
 /**
- * Every object literal in `source` (the schema module) with its keys (spreads of other literals
+ * Every object literal in `source` (the schema's source files) with its keys (spreads of other literals
  * expanded) and the TSDoc of each key.
  * @returns {{ keys: string[], docs: Map<string, string> }[]}
  */
@@ -162,8 +168,13 @@ function cell(text) {
   return text.replace(/\|/g, '\\|');
 }
 
+/** The schema's source files as one text. */
+function schemaSource() {
+  return SCHEMA_SOURCES.map((file) => readFileSync(path.join(ROOT, file), 'utf8')).join('\n');
+}
+
 /** Both files' contents, from the given schema module and the schema source. */
-export function generate(schemaModule, source = readFileSync(path.join(ROOT, SCHEMA_SOURCE), 'utf8')) {
+export function generate(schemaModule, source = schemaSource()) {
   const schema = buildJsonSchema(schemaModule, source);
   return { [SCHEMA_FILE]: `${JSON.stringify(schema, null, 2)}\n`, [REFERENCE_FILE]: buildReference(schema) };
 }

@@ -18,8 +18,10 @@ export const ErrorCodes = {
   INVALID_CURSOR: 'INVALID_CURSOR',
   /** The request's parameters are not acceptable. */
   INVALID_PARAMS: 'INVALID_PARAMS',
-  /** The unit was closed. */
+  /** The unit was closed (an upstream, the audit log, the proxy itself). */
   CLOSED: 'CLOSED',
+  /** A rate limit (`limits[].readsPerMinute`, `completionsPerMinute`) refused the request; `details.retryAfterMs` says when to retry. */
+  RATE_LIMITED: 'RATE_LIMITED',
   /** A per-session bound was reached (e.g. `subscriptions.maxPerSession`); `details.limit` says which. */
   LIMIT_EXCEEDED: 'LIMIT_EXCEEDED',
   /** The upstream's answer exceeded its `maxResponseBytes` (or nested deeper than `wire.maxDepth`). */
@@ -49,17 +51,45 @@ export class ProxyError extends Error {
   readonly details: Record<string, unknown> | undefined;
 }
 
-/** JSON-RPC error codes used at the facade boundary. */
+/** A request refused by a rate limit; the client may retry after `retryAfterMs`. */
+export function rateLimited(retryAfterMs: number): ProxyError {
+  return new ProxyError(ErrorCodes.RATE_LIMITED, 'Rate limit exceeded', { details: { retryAfterMs } });
+}
+
+/** JSON-RPC error codes: the only place in `src/` (with `protocol.ts`) that spells one as a number. */
 export const JsonRpc = {
   PARSE_ERROR: -32700,
   INVALID_REQUEST: -32600,
+  METHOD_NOT_FOUND: -32601,
   RESOURCE_NOT_FOUND: -32002,
   INVALID_PARAMS: -32602,
   INTERNAL_ERROR: -32603,
   REQUEST_TIMEOUT: -32001,
-  /** Implementation-defined server error; used for `Rate limit exceeded` (with `data.retryAfterMs`). */
+  /** What the SDK's HTTP transports answer for an unknown or closed session (the number of {@link JsonRpc.REQUEST_TIMEOUT}). */
+  SESSION_NOT_FOUND: -32001,
+  /** A missing or refused bearer token at the HTTP edge (401; the number of {@link JsonRpc.REQUEST_TIMEOUT}). */
+  UNAUTHORIZED: -32001,
+  /**
+   * Implementation-defined server error: `Rate limit exceeded` (with `data.retryAfterMs`), HTTP
+   * refusals (method, media type, session bounds), and an upstream's connection closed.
+   */
   SERVER_ERROR: -32000,
 } as const;
+
+/** The error body the HTTP edge answers outside any request (id `null`), in the SDK transports' key order. */
+export function httpErrorBody(code: number, message: string): { jsonrpc: '2.0'; error: { code: number; message: string }; id: null } {
+  return { jsonrpc: '2.0', error: { code, message }, id: null };
+}
+
+/** A JSON-RPC error answer to `id`, with `data` only when given. */
+export function errorAnswer<Id>(id: Id, code: number, message: string, data?: unknown): { jsonrpc: '2.0'; id: Id; error: { code: number; message: string; data?: unknown } } {
+  return { jsonrpc: '2.0', id, error: { code, message, ...(data === undefined ? {} : { data }) } };
+}
+
+/** {@link errorAnswer} as JSON text whose id is the raw text `idText` (`null`, a JSON string, or a number as sent). */
+export function errorText(idText: string, code: number, message: string, data?: unknown): string {
+  return `{"jsonrpc":"2.0","id":${idText},"error":${JSON.stringify({ code, message, ...(data === undefined ? {} : { data }) })}}`;
+}
 
 /**
  * An error the SDK serialises as-is: numeric `code`, our own `message`, optional `data`.
@@ -97,7 +127,7 @@ export function toJsonRpcError(err: unknown, ctx: ErrorContext = {}): JsonRpcErr
     case ErrorCodes.INVALID_CURSOR:
       return new JsonRpcError(JsonRpc.INVALID_PARAMS, 'Invalid cursor');
     case ErrorCodes.INVALID_PARAMS:
-      return new JsonRpcError(JsonRpc.INVALID_PARAMS, (err as ProxyError).message);
+      return invalidParams((err as ProxyError).message);
     case ErrorCodes.UPSTREAM_TIMEOUT:
       return new JsonRpcError(JsonRpc.REQUEST_TIMEOUT, 'Upstream request timed out');
     case ErrorCodes.CANCELLED:
@@ -107,11 +137,18 @@ export function toJsonRpcError(err: unknown, ctx: ErrorContext = {}): JsonRpcErr
       const retry = typeof details?.retryAfterMs === 'number' ? { retryAfterMs: details.retryAfterMs } : {};
       return new JsonRpcError(JsonRpc.INTERNAL_ERROR, (err as ProxyError).message, { limit: details?.limit, ...retry });
     }
+    case ErrorCodes.RATE_LIMITED:
+      return new JsonRpcError(JsonRpc.SERVER_ERROR, 'Rate limit exceeded', { retryAfterMs: (err as ProxyError).details?.retryAfterMs });
     case ErrorCodes.RESPONSE_TOO_LARGE:
       return new JsonRpcError(JsonRpc.INTERNAL_ERROR, (err as ProxyError).message, { limit: (err as ProxyError).details?.limit });
     default:
       return new JsonRpcError(JsonRpc.INTERNAL_ERROR, 'Internal error');
   }
+}
+
+/** `-32602` with `message` as is (one line naming the field, e.g. `Invalid params: uri: …`). */
+export function invalidParams(message: string): JsonRpcError {
+  return new JsonRpcError(JsonRpc.INVALID_PARAMS, message);
 }
 
 /** The single shape of "Resource not found": code -32002 with the client's URI in `data`. */

@@ -14,9 +14,10 @@ import { TransportFailure, type OutputLoss } from './wire/line-transport.js';
 import { Lister, type SetTimer } from './federation/listing.js';
 import type { Logger } from './logger.js';
 import { Methods } from './protocol.js';
+import { ErrorCodes, ProxyError } from './errors.js';
 import { FederatedResources } from './federation/resources.js';
 import { IssuedUris } from './federation/issued-uris.js';
-import { isPlainCanonical } from './access/normalize-uri.js';
+import { isPlainCanonical } from './uri/normalize-uri.js';
 import { SessionRegistry, type Session } from './federation/sessions.js';
 import { SubscriptionRelay } from './federation/subscriptions.js';
 import { defaultTransportFactory, type TransportFactory } from './upstream/transports.js';
@@ -24,11 +25,11 @@ import type { Upstream } from './upstream/upstream.js';
 import { UpstreamPool } from './upstream/pool.js';
 import { createUriCodec, type UriCodec } from './federation/uri.js';
 import { VERSION } from './version.js';
-import type { Caller } from './access/caller.js';
+import type { Caller } from './caller.js';
 import { AccessGate, type AccessRules } from './access/gate.js';
 import { compilePolicy } from './access/policy.js';
 import { RateLimiter } from './access/rate-limiter.js';
-import { openAuditLog, type AuditLog } from './access/audit-log.js';
+import { openAuditLog, type AuditLog } from './audit/log.js';
 
 /** Options of {@link createProxy}. */
 export interface ProxyOptions {
@@ -301,12 +302,12 @@ export function createProxy(options: ProxyOptions): Proxy {
       return done;
     },
     statelessServer(era, caller) {
-      if (closing) throw new Error('proxy is closed');
+      if (closing) throw new ProxyError(ErrorCodes.CLOSED, 'proxy is closed');
       void start();
       return createFacadeServer({ gate, caller, session: STATELESS, logger, serverInfo: SERVER_INFO, era });
     },
     openSession(sessionOptions = {}) {
-      if (closing) throw new Error('proxy is closed');
+      if (closing) throw new ProxyError(ErrorCodes.CLOSED, 'proxy is closed');
       void start(); // requests wait for their upstreams' first connection attempt
       let current: Server | undefined;
       let open = true;

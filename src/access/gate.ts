@@ -1,5 +1,5 @@
 // The one decision point: every resource operation and notification is decided by policy, rate limited and audited here.
-import { ErrorCodes, JsonRpc, JsonRpcError, ProxyError } from '../errors.js';
+import { ErrorCodes, JsonRpcError, ProxyError, rateLimited } from '../errors.js';
 import type { Logger } from '../logger.js';
 import type { ListKind } from '../federation/cursor.js';
 import { attachedHint, withHint } from '../federation/cache-hint.js';
@@ -8,9 +8,9 @@ import type { Session } from '../federation/sessions.js';
 import type { IssuedUris } from '../federation/issued-uris.js';
 import { NAMESPACE_DELIMITER, type NamespacedUri, type UriCodec } from '../federation/uri.js';
 import type { CompleteResultT, ReadResultT } from '../protocol.js';
-import { noopAuditLog, type AuditEntry, type AuditLog, type AuditOutcome } from './audit-log.js';
-import type { Caller } from './caller.js';
-import { normalizeUri } from './normalize-uri.js';
+import { noopAuditLog, type AuditEntry, type AuditLog, type AuditOutcome } from '../audit/log.js';
+import type { Caller } from '../caller.js';
+import { normalizeUri } from '../uri/normalize-uri.js';
 import { POLICY_OUTCOMES, type Policy, type PolicyAction, type PolicyDecision, type PolicySubject, type UriForm } from './policy.js';
 import type { RateLimiter } from './rate-limiter.js';
 import { expandKnown } from './template-expand.js';
@@ -182,7 +182,7 @@ export class AccessGate {
     const trace: OperationTrace = {};
     const limited = this.rules.limiter.take(caller);
     if (!limited.ok) {
-      const error = new JsonRpcError(JsonRpc.SERVER_ERROR, 'Rate limit exceeded', { retryAfterMs: limited.retryAfterMs });
+      const error = rateLimited(limited.retryAfterMs);
       return this.recorded(caller, 'resources/read', uri, trace, RATE_LIMITED, 'rate_limited', this.now()).then(() => Promise.reject(error));
     }
     return this.decided(caller, 'resources/read', 'read', uri, trace, async (target) => this.scoped(await this.options.resources.read(target, signal, trace, caller.principal)));
@@ -249,7 +249,7 @@ export class AccessGate {
     const uri = params.ref.uri ?? '';
     const limited = this.rules.completions?.take(caller);
     if (limited && !limited.ok) {
-      const error = new JsonRpcError(JsonRpc.SERVER_ERROR, 'Rate limit exceeded', { retryAfterMs: limited.retryAfterMs });
+      const error = rateLimited(limited.retryAfterMs);
       return this.recorded(caller, 'completion/complete', uri, trace, COMPLETION_LIMITED, 'rate_limited', this.now()).then(() => Promise.reject(error));
     }
     const target = params.ref.type === 'ref/resource' ? this.resolveTemplate(uri) : undefined;
@@ -472,6 +472,7 @@ function outcomeOf(err: unknown): AuditOutcome {
       case ErrorCodes.CANCELLED:
         return 'cancelled';
       case ErrorCodes.LIMIT_EXCEEDED:
+      case ErrorCodes.RATE_LIMITED:
         return 'rate_limited';
       default:
         return `error:${err.code}`;

@@ -1,7 +1,7 @@
 // The access policy, compiled once from config: one pure decision for every list, read, subscribe and completion.
-import type { Caller } from './caller.js';
-import { normalizeListedUri, normalizeUri, normalizeUriPrefix, type NormalizedUri } from './normalize-uri.js';
-import { compileResourcePattern, withoutQuery, type ResourcePattern } from './resource-pattern.js';
+import type { Caller } from '../caller.js';
+import { normalizeListedUri, normalizeUri, normalizeUriPrefix, type NormalizedUri } from '../uri/normalize-uri.js';
+import { compileResourcePattern, withoutQuery, type ResourcePattern } from '../uri/resource-pattern.js';
 import { POLICY_ACTIONS, POLICY_OUTCOMES, type PolicyAction, type PolicyConfig, type PolicyRuleConfig } from '../config/schema.js';
 
 export { POLICY_ACTIONS, POLICY_OUTCOMES, type PolicyAction } from '../config/schema.js';

@@ -1,6 +1,6 @@
 // Rate limits (reads, completions): one token bucket per principal (never per session), on an injected clock, bounded in memory.
 import { LRUCache } from 'lru-cache';
-import type { Caller } from './caller.js';
+import type { Caller } from '../caller.js';
 import type { CompletionLimitConfig, RateLimitConfig } from '../config/schema.js';
 
 /** One limit entry: a read limit (`readsPerMinute`) or a completion limit (`completionsPerMinute`). */

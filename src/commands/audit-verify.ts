@@ -1,7 +1,7 @@
 // `mcp-federate audit verify <file>...`: checks an audit log's chain (bytes, hashes, MACs, anchors) and prints the verdict.
 import { parseArgs } from 'node:util';
-import { auditKeyFromEnv } from '../access/audit-key.js';
-import { AuditFileError, readAnchorFile, verifyAuditFiles, type VerifyOptions } from '../access/audit-verify.js';
+import { auditKeyFromEnv } from '../audit/key.js';
+import { AuditFileError, readAnchorFile, verifyAuditFiles, type VerifyOptions } from '../audit/verify.js';
 import { ProxyError } from '../errors.js';
 
 /** Where a command writes; the CLI passes stdout and stderr. */

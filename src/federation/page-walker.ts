@@ -1,6 +1,6 @@
 // Walks one upstream's list pages with bounded read-ahead, so a downstream page never waits for a fetch it could have overlapped.
 import type { ListKind } from './cursor.js';
-import { ErrorCodes, ProxyError } from '../errors.js';
+import { ErrorCodes, JsonRpc, ProxyError } from '../errors.js';
 import { ListResourcesResult, ListTemplatesResult, Methods } from '../protocol.js';
 import { hintOf, type CacheHint, type CacheScope } from './cache-hint.js';
 import type { ResultSchema, Upstream } from '../upstream/upstream.js';
@@ -216,7 +216,7 @@ export class PageWalker {
 
   private fail(err: unknown): void {
     const rpcCode = err instanceof ProxyError ? err.details?.rpcCode : undefined;
-    if (this.kind === 'templates' && rpcCode === -32601) {
+    if (this.kind === 'templates' && rpcCode === JsonRpc.METHOD_NOT_FOUND) {
       this.finished = true; // an upstream without templates/list simply has none
       return;
     }

@@ -1,7 +1,7 @@
 // Federated resources, shared by all sessions: list/templates/read/subscribe/complete = route the edge's target -> encode.
 import { sizeOf, type ReadCache } from './cache.js';
 import type { ListKind } from './cursor.js';
-import { ErrorCodes, ProxyError } from '../errors.js';
+import { ErrorCodes, JsonRpc, ProxyError } from '../errors.js';
 import { Lister, type ListAudience } from './listing.js';
 import { CompleteResult, Methods, ReadResult, withoutHopFields, type CompleteResultT, type ReadResultT } from '../protocol.js';
 import type { Session } from './sessions.js';
@@ -54,7 +54,7 @@ export interface ResourcesDeps {
 }
 
 /** Upstream JSON-RPC codes that mean "no such resource". */
-const NOT_FOUND_CODES = new Set([-32002, -32602]);
+const NOT_FOUND_CODES = new Set<number>([JsonRpc.RESOURCE_NOT_FOUND, JsonRpc.INVALID_PARAMS]);
 
 /**
  * The federation's resource operations. Holds no per-session state: every downstream session

@@ -1,5 +1,5 @@
 // Namespace codec: `<server-id>+<upstream-uri>` <-> { server, uri }, with at most one unprefixed server. Pure.
-export { deriveServerId, isServerId, SERVER_ID_PATTERN } from '../config/server-id.js';
+export { deriveServerId, isServerId, SERVER_ID_PATTERN } from '../uri/server-id.js';
 
 /** The delimiter between server id and upstream URI. Legal in an RFC 3986 scheme, so the result stays a URI. */
 export const NAMESPACE_DELIMITER = '+';

@@ -1,11 +1,11 @@
 // One SDK low-level Server per downstream session: capabilities, handlers, and the error boundary.
 import { Server, type AuthInfo, type BaseContext, type ServerContext, type ServerCapabilities, type Transport } from '@modelcontextprotocol/server';
 import { z } from 'zod';
-import { ErrorCodes, JsonRpc, JsonRpcError, ProxyError, toJsonRpcError, type ErrorContext } from '../errors.js';
+import { ErrorCodes, invalidParams, ProxyError, toJsonRpcError, type ErrorContext } from '../errors.js';
 import type { Logger } from '../logger.js';
 import type { CompleteParams } from '../federation/resources.js';
 import type { AccessGate } from '../access/gate.js';
-import type { Caller } from '../access/caller.js';
+import type { Caller } from '../caller.js';
 import type { Session } from '../federation/sessions.js';
 import { restoreLegacyNotFound } from '../eras/rev2025.js';
 import { stripNotFoundMark, withCacheFields } from '../eras/rev2026.js';
@@ -153,7 +153,7 @@ export function answerInvalidParams(server: Server): void {
   if (!(handlers instanceof Map)) throw new Error('the SDK Server has no _requestHandlers map');
   const translate = (err: unknown): unknown => {
     const issues = specSchemaIssues(err);
-    return issues ? new JsonRpcError(JsonRpc.INVALID_PARAMS, invalidParamsMessage(issues)) : err;
+    return issues ? invalidParams(invalidParamsMessage(issues)) : err;
   };
   const rethrow = (err: unknown): never => {
     throw translate(err);
@@ -179,7 +179,7 @@ interface Issue {
 /** `raw` checked by `schema`; a failure is `-32602` with one line naming the field. */
 function parseParams<P>(schema: z.ZodType<P>, raw: unknown): P {
   const parsed = schema.safeParse(raw);
-  if (!parsed.success) throw new JsonRpcError(JsonRpc.INVALID_PARAMS, invalidParamsMessage(parsed.error.issues));
+  if (!parsed.success) throw invalidParams(invalidParamsMessage(parsed.error.issues));
   return parsed.data;
 }
 

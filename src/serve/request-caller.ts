@@ -1,6 +1,6 @@
 // The caller of one HTTP request, carried to the facade's handlers on the SDK's `authInfo`.
 import type { AuthInfo } from '@modelcontextprotocol/server';
-import type { Caller } from '../access/caller.js';
+import type { Caller } from '../caller.js';
 
 /** Only AuthInfo objects made here name a caller: nothing a client sends can. */
 const callers = new WeakMap<AuthInfo, Caller>();

@@ -1,5 +1,5 @@
 // A fetch wrapper bounding what an HTTP upstream can make the proxy hold: bytes per message and JSON nesting depth.
-import { MARK_TOO_DEEP, MARK_TOO_LARGE } from '../errors.js';
+import { errorAnswer, JsonRpc, MARK_TOO_DEEP, MARK_TOO_LARGE } from '../errors.js';
 import { exceedsDepth } from '../wire/json-depth.js';
 import type { RpcId } from './message-sniffer.js';
 import { boundEventStream, type Refusal } from './sse-bounds.js';
@@ -18,7 +18,6 @@ export interface BoundedFetchOptions {
   onDrop?: (reason: string) => void;
 }
 
-const INTERNAL_ERROR = -32603;
 const NULL_BODY_STATUSES = new Set([101, 103, 204, 205, 304]);
 
 const decoder = new TextDecoder();
@@ -99,11 +98,9 @@ function requestIds(init: RequestInit | undefined): { ids: RpcId[]; batch: boole
 
 /** The JSON-RPC error that stands in for a refused answer to request `id`. */
 function refusal(id: RpcId, why: Refusal, limits: Limits): object {
-  const error =
-    why === 'large'
-      ? { code: INTERNAL_ERROR, message: 'Upstream response too large', data: { limit: limits.bytes, [MARK_TOO_LARGE]: true } }
-      : { code: INTERNAL_ERROR, message: 'Upstream response nested too deeply', data: { limit: limits.depth, [MARK_TOO_DEEP]: true } };
-  return { jsonrpc: '2.0', id, error };
+  return why === 'large'
+    ? errorAnswer(id, JsonRpc.INTERNAL_ERROR, 'Upstream response too large', { limit: limits.bytes, [MARK_TOO_LARGE]: true })
+    : errorAnswer(id, JsonRpc.INTERNAL_ERROR, 'Upstream response nested too deeply', { limit: limits.depth, [MARK_TOO_DEEP]: true });
 }
 
 function reason(why: Refusal, what: string, limits: Limits): string {

@@ -4,7 +4,7 @@ import type { ServerCapabilities } from '@modelcontextprotocol/client';
 import type { z } from 'zod';
 import type { ServerConfig } from '../config/schema.js';
 import { installDispatch } from '../wire/dispatch.js';
-import { ErrorCodes, MARK_TOO_DEEP, MARK_TOO_LARGE, ProxyError, rpcCodeOf } from '../errors.js';
+import { ErrorCodes, JsonRpc, MARK_TOO_DEEP, MARK_TOO_LARGE, ProxyError, rpcCodeOf } from '../errors.js';
 import { FairQueue } from './fair-queue.js';
 import { ListenFilter } from './listen-filter.js';
 import { EmptyResult, Methods } from '../protocol.js';
@@ -365,7 +365,7 @@ export class Upstream {
     if (signal?.aborted) return new ProxyError(ErrorCodes.CANCELLED, 'request cancelled', { cause: err });
     const rpcCode = rpcCodeOf(err);
     const data = (err as { data?: Record<string, unknown> } | null)?.data;
-    if (rpcCode === -32603 && (data?.[MARK_TOO_LARGE] === true || data?.[MARK_TOO_DEEP] === true)) {
+    if (rpcCode === JsonRpc.INTERNAL_ERROR && (data?.[MARK_TOO_LARGE] === true || data?.[MARK_TOO_DEEP] === true)) {
       const what = data[MARK_TOO_LARGE] === true ? 'Resource too large' : 'Resource nests too deeply';
       this.log.warn({ limit: data.limit }, `upstream answer refused: ${what.toLowerCase()}`);
       return new ProxyError(ErrorCodes.RESPONSE_TOO_LARGE, what, { details: { server: this.id, limit: data.limit } });
@@ -373,8 +373,8 @@ export class Upstream {
     const details = { server: this.id, rpcCode, upstreamMessage: (err as Error)?.message };
     // SDK 2.x reports its own failures with string codes (SdkError), JSON-RPC errors with numbers.
     const sdkCode = (err as { code?: unknown } | null)?.code;
-    if (sdkCode === 'REQUEST_TIMEOUT' || rpcCode === -32001) return new ProxyError(ErrorCodes.UPSTREAM_TIMEOUT, `upstream ${this.id} timed out`, { details });
-    if (sdkCode === 'CONNECTION_CLOSED' || sdkCode === 'NOT_CONNECTED' || rpcCode === -32000 || this.status !== 'ready' || isConnectionLost(err)) {
+    if (sdkCode === 'REQUEST_TIMEOUT' || rpcCode === JsonRpc.REQUEST_TIMEOUT) return new ProxyError(ErrorCodes.UPSTREAM_TIMEOUT, `upstream ${this.id} timed out`, { details });
+    if (sdkCode === 'CONNECTION_CLOSED' || sdkCode === 'NOT_CONNECTED' || rpcCode === JsonRpc.SERVER_ERROR || this.status !== 'ready' || isConnectionLost(err)) {
       return new ProxyError(ErrorCodes.UPSTREAM_UNAVAILABLE, `upstream ${this.id} connection lost`, { details });
     }
     return new ProxyError(ErrorCodes.UPSTREAM_ERROR, `upstream ${this.id} failed`, { cause: err, details });

@@ -1,10 +1,9 @@
 // Dispatch of incoming JSON-RPC messages into an SDK Protocol: envelope-checked, every readable request id answered once.
 import type { Transport, JSONRPCMessage } from '@modelcontextprotocol/server';
 import { classify, type ReadableId } from './envelope.js';
-import { JsonRpc, MARK_TOO_DEEP, MARK_TOO_LARGE } from '../errors.js';
+import { errorAnswer, errorText, JsonRpc, MARK_TOO_DEEP, MARK_TOO_LARGE } from '../errors.js';
 import { InFlightGate } from './in-flight.js';
 import type { Refusal } from './line-transport.js';
-import { errorText } from './raw-id.js';
 
 /** The SDK 2.x Protocol methods this relies on (TypeScript-private, present at run time; pinned by a test). */
 interface ProtocolInternals {
@@ -63,7 +62,7 @@ export function installDispatch(protocol: object, transport: RefusingTransport, 
   const report = (message: string) => transport.onerror?.(new Error(message));
   const reply = replier(transport);
   const failPending = (id: string | number, message: string, data?: Record<string, unknown>) =>
-    internals._onresponse({ jsonrpc: '2.0', id, error: { code: JsonRpc.INTERNAL_ERROR, message, ...(data ? { data } : {}) } });
+    internals._onresponse(errorAnswer(id, JsonRpc.INTERNAL_ERROR, message, data));
 
 
   transport.onmessage = (message, extra) => {
@@ -158,7 +157,7 @@ function replier(transport: RefusingTransport) {
   return (id: ReadableId, code: number, message: string, data?: unknown, idText?: string) =>
     void (idText !== undefined && transport.sendText
       ? transport.sendText(errorText(idText, code, message, data))
-      : transport.send({ jsonrpc: '2.0', id, error: { code, message, ...(data === undefined ? {} : { data }) } } as unknown as JSONRPCMessage)
+      : transport.send(errorAnswer(id, code, message, data) as unknown as JSONRPCMessage)
     ).catch(() => undefined);
 }
 

@@ -1,7 +1,7 @@
 // Newline-delimited JSON-RPC over a readable/writable pair: bounded input, bounded output, one write per event-loop turn.
 import type { Readable, Writable } from 'node:stream';
 import type { Transport, JSONRPCMessage } from '@modelcontextprotocol/server';
-import { JsonRpc } from '../errors.js';
+import { errorAnswer, JsonRpc } from '../errors.js';
 import { readableId, type ReadableId } from './envelope.js';
 import { DEFAULT_MAX_DEPTH, exceedsDepth } from './json-depth.js';
 import { numericIdLexeme, RequestIds, spelledId } from './raw-id.js';
@@ -190,7 +190,7 @@ export class LineTransport implements Transport {
       this.onerror?.(new Error(`cannot serialise an outgoing message: ${(err as Error).message}`));
       const m = message as { id?: unknown; method?: unknown };
       if (m.method !== undefined || m.id === undefined) return undefined;
-      return JSON.stringify({ jsonrpc: '2.0', id: readableId(m.id), error: { code: JsonRpc.INTERNAL_ERROR, message: 'Internal error' } });
+      return JSON.stringify(errorAnswer(readableId(m.id), JsonRpc.INTERNAL_ERROR, 'Internal error'));
     }
   }
 

@@ -169,7 +169,3 @@ export function withRawId(message: object, lexeme: string): string {
   return body === '{}' ? `{"id":${lexeme}}` : `{"id":${lexeme},${body.slice(1)}`;
 }
 
-/** A JSON-RPC error answer whose id is the raw text `idText` (`null`, a JSON string, or a number as sent). */
-export function errorText(idText: string, code: number, message: string, data?: unknown): string {
-  return `{"jsonrpc":"2.0","id":${idText},"error":${JSON.stringify({ code, message, ...(data === undefined ? {} : { data }) })}}`;
-}

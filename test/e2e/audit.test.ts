@@ -6,9 +6,9 @@ import { appendFileSync, readFileSync, readdirSync, writeFileSync } from 'node:f
 import path from 'node:path';
 import { createInterface } from 'node:readline';
 import { describe, expect, it } from 'vitest';
-import { openAuditLog, type AuditEntry } from '../../src/access/audit-log.js';
-import { verifyAuditFiles } from '../../src/access/audit-verify.js';
-import { GENESIS_HASH, sealRecord, type AuditRecord } from '../../src/access/audit-record.js';
+import { openAuditLog, type AuditEntry } from '../../src/audit/log.js';
+import { verifyAuditFiles } from '../../src/audit/verify.js';
+import { GENESIS_HASH, sealRecord, type AuditRecord } from '../../src/audit/record.js';
 import { ProxyProcess, ROOT, TempDir, runCli, upstreams, waitForExit, within } from './helpers.js';
 
 const caller = { principal: 'alice', roles: ['reader'], session: 's-1', transport: 'http' } as const;
@@ -95,7 +95,7 @@ describe.concurrent('audit verify (built CLI)', () => {
     using dir = new TempDir();
     const file = dir.file('forged.jsonl');
     // A writer whose chain is consistent except for seq: rebuild the file with seq 3 renumbered 4.
-    const { sealRecord, GENESIS_HASH } = await import('../../src/access/audit-record.js');
+    const { sealRecord, GENESIS_HASH } = await import('../../src/audit/record.js');
     let prev = GENESIS_HASH;
     const lines = [1, 2, 4].map((seq) => {
       const { record, line } = sealRecord(entry(`docs+file:///${seq}`), { seq, prev, time: 0 });
@@ -125,7 +125,7 @@ describe.concurrent('audit verify (built CLI)', () => {
 
   it('"stderr" as the destination writes a chain starting at seq 1 on stderr, which verifies once captured', async () => {
     using dir = new TempDir();
-    const moduleUrl = new URL('../../dist/access/audit-log.js', import.meta.url).href;
+    const moduleUrl = new URL('../../dist/audit/log.js', import.meta.url).href;
     const script = `const { openAuditLog } = await import(${JSON.stringify(moduleUrl)});
       const log = openAuditLog({ file: 'stderr', maxBytes: 0, keep: 1 });
       for (const n of [1, 2, 3]) log.record({ caller: { principal: 'p', roles: [], session: 's', transport: 'stdio' }, method: 'resources/list', decision: 'allow', rule: 'default', outcome: 'ok', durationMs: n, returned: n });

@@ -6,7 +6,7 @@ import { execa } from 'execa';
 import { describe, expect, it } from 'vitest';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
-import { normalizeUri } from '../../src/access/normalize-uri.js';
+import { normalizeUri } from '../../src/uri/normalize-uri.js';
 import { hostileSpellings } from '../helpers/hostile-uris.js';
 import { CLI, RawSession, ROOT, TempDir, rpcError, within, type WireMessage } from './helpers.js';
 

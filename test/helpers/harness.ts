@@ -26,7 +26,7 @@ export interface HarnessOptions {
   /** Jitter source for reconnect backoff. */
   random?: () => number;
   /** Audit log (default: from config, none). */
-  audit?: import('../../src/access/audit-log.js').AuditLog;
+  audit?: import('../../src/audit/log.js').AuditLog;
   /** Monotonic clock for rate limits. */
   now?: () => number;
   /** The `list.firstWaitMs` timer (see `ProxyOptions.listTimer`). */

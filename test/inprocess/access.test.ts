@@ -1,7 +1,7 @@
 // Access policy, rate limits and audit through the whole proxy: no leak on any path, decide() agrees with every answer, one record per decision.
 import { describe, expect, it } from 'vitest';
 import { ResourceUpdatedNotificationSchema } from '@modelcontextprotocol/sdk/types.js';
-import type { AuditEntry, AuditLog } from '../../src/access/audit-log.js';
+import type { AuditEntry, AuditLog } from '../../src/audit/log.js';
 import { compilePolicy, type PolicyAction } from '../../src/access/policy.js';
 import { parseConfig } from '../../src/config/load.js';
 import { createUpstreamServer, newStats } from '../helpers/upstream-server.js';

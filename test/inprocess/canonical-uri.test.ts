@@ -1,8 +1,8 @@
 // One canonical URI per request, through a real client and upstream: what is decided is what is forwarded; refused spellings never leave; issued ones stay readable.
 import { describe, expect, it } from 'vitest';
 import { McpError } from '@modelcontextprotocol/sdk/types.js';
-import type { AuditEntry, AuditLog } from '../../src/access/audit-log.js';
-import { normalizeUri } from '../../src/access/normalize-uri.js';
+import type { AuditEntry, AuditLog } from '../../src/audit/log.js';
+import { normalizeUri } from '../../src/uri/normalize-uri.js';
 import { compilePolicy } from '../../src/access/policy.js';
 import { parseConfig } from '../../src/config/load.js';
 import { createUpstreamServer } from '../helpers/upstream-server.js';

@@ -6,11 +6,11 @@ import path from 'node:path';
 import { Writable } from 'node:stream';
 import fs from 'node:fs';
 import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
-import type { Caller } from '../../src/access/caller.js';
-import { openAuditLog, noopAuditLog, type AuditEntry, type AuditRecord } from '../../src/access/audit-log.js';
-import { GENESIS_HASH, MAX_FIELD_CHARS } from '../../src/access/audit-record.js';
-import { readAnchorFile, verifyAuditFiles } from '../../src/access/audit-verify.js';
-import { canonicalize } from '../../src/access/jcs.js';
+import type { Caller } from '../../src/caller.js';
+import { openAuditLog, noopAuditLog, type AuditEntry, type AuditRecord } from '../../src/audit/log.js';
+import { GENESIS_HASH, MAX_FIELD_CHARS } from '../../src/audit/record.js';
+import { readAnchorFile, verifyAuditFiles } from '../../src/audit/verify.js';
+import { canonicalize } from '../../src/audit/jcs.js';
 import { ErrorCodes, ProxyError } from '../../src/errors.js';
 import { createLogger } from '../../src/logger.js';
 

@@ -1,7 +1,7 @@
 // The record's line: exactly its RFC 8785 form plus the hash, whatever fields are present or hostile.
 import { describe, expect, it } from 'vitest';
-import { chainHash, escapeLineBreakers, GENESIS_HASH, MAX_ROLES, sealRecord, type AuditEntry } from '../../src/access/audit-record.js';
-import { canonicalize } from '../../src/access/jcs.js';
+import { chainHash, escapeLineBreakers, GENESIS_HASH, MAX_ROLES, sealRecord, type AuditEntry } from '../../src/audit/record.js';
+import { canonicalize } from '../../src/audit/jcs.js';
 
 const base: AuditEntry = {
   caller: { principal: 'alice', roles: ['reader'], session: 's', transport: 'stdio' },

@@ -4,9 +4,9 @@ import os from 'node:os';
 import path from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { createSecretKey, type KeyObject } from 'node:crypto';
-import { anchorLine } from '../../src/access/audit-anchor.js';
-import { GENESIS_HASH, sealRecord, type AuditEntry } from '../../src/access/audit-record.js';
-import { AuditFileError, readAnchorFile, verifyAuditFiles, type ReadAnchor } from '../../src/access/audit-verify.js';
+import { anchorLine } from '../../src/audit/anchor.js';
+import { GENESIS_HASH, sealRecord, type AuditEntry } from '../../src/audit/record.js';
+import { AuditFileError, readAnchorFile, verifyAuditFiles, type ReadAnchor } from '../../src/audit/verify.js';
 
 const entry = (i: number): AuditEntry => ({
   caller: { principal: 'alice', roles: [], session: 's', transport: 'http' },

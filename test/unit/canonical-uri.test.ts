@@ -3,7 +3,7 @@ import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { describe, expect, it } from 'vitest';
 import { UriTemplate } from '@modelcontextprotocol/sdk/shared/uriTemplate.js';
-import { isPlainCanonical, normalizeUri, normalizeUriFull } from '../../src/access/normalize-uri.js';
+import { isPlainCanonical, normalizeUri, normalizeUriFull } from '../../src/uri/normalize-uri.js';
 import { IssuedUris } from '../../src/federation/issued-uris.js';
 import { createUriCodec } from '../../src/federation/uri.js';
 import { hostileSpellings } from '../helpers/hostile-uris.js';

@@ -1,6 +1,6 @@
 // Glob automaton: semantics table, syntax errors, prefix questions, fuzz against a reference matcher, linear work.
 import { describe, expect, it } from 'vitest';
-import { compileGlob, globProblem, GlobSyntaxError, MAX_GLOB_LENGTH, type GlobWork } from '../../src/access/glob.js';
+import { compileGlob, globProblem, GlobSyntaxError, MAX_GLOB_LENGTH, type GlobWork } from '../../src/uri/glob.js';
 
 describe('glob semantics', () => {
   it.each([

@@ -1,6 +1,6 @@
 // RFC 8785 canonical JSON: the RFC's own examples (sorting, strings, Appendix B numbers) and its edges.
 import { describe, expect, it } from 'vitest';
-import { canonicalize } from '../../src/access/jcs.js';
+import { canonicalize } from '../../src/audit/jcs.js';
 
 /** The IEEE 754 double whose bit pattern is `hex` (RFC 8785 Appendix B lists numbers this way). */
 function double(hex: string): number {

@@ -1,6 +1,6 @@
 // URI canonical form for policy: what is rewritten, what is refused, template prefixes, and pattern checks.
 import { describe, expect, it } from 'vitest';
-import { canonicalFormProblem, MAX_URI_LENGTH, normalizeListedUri, normalizeUri, normalizeUriPrefix } from '../../src/access/normalize-uri.js';
+import { canonicalFormProblem, MAX_URI_LENGTH, normalizeListedUri, normalizeUri, normalizeUriPrefix } from '../../src/uri/normalize-uri.js';
 
 const canonical = (uri: string) => {
   const r = normalizeUri(uri);
@@ -243,7 +243,7 @@ describe('canonicalFormProblem (glob literals)', () => {
 
 describe('the plain-URI fast path', () => {
   it('vouches only for URIs the full pass leaves unchanged (20,000 random URIs)', async () => {
-    const { isPlainCanonical, normalizeUriFull } = await import('../../src/access/normalize-uri.js');
+    const { isPlainCanonical, normalizeUriFull } = await import('../../src/uri/normalize-uri.js');
     let seed = Number(process.env.FUZZ_SEED ?? 7);
     const rand = () => ((seed = (seed * 1103515245 + 12345) & 0x7fffffff) / 0x7fffffff);
     const parts = ['file:', 'FILE:', 'memo:', 'x+y:', '//', '/', 'a', 'B', '.', '..', '%2e', '%41', '%', '\\\\', '?', '#', '@', 'Host', 'h', '\\u0001', '~', '-', ':'];

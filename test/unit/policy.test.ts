@@ -1,7 +1,7 @@
 // Policy decisions: deny overrides, defaults, match fields, namespaced patterns, normalisation attacks, templates.
 import { describe, expect, it } from 'vitest';
 import { compilePolicy, type Policy, type PolicyAction, type PolicySubject } from '../../src/access/policy.js';
-import { compileResourcePattern, patternServer, resourcePatternProblem } from '../../src/access/resource-pattern.js';
+import { compileResourcePattern, patternServer, resourcePatternProblem } from '../../src/uri/resource-pattern.js';
 import { parseConfig, type FederateConfigInput } from '../../src/config/load.js';
 
 const SERVERS = { docs: { command: 'x' }, wiki: { command: 'x' }, git: { command: 'x' }, mem: { command: 'x' } };

@@ -1,6 +1,7 @@
 // Numeric ids as sent: the top-level id lexeme, and the in-flight id set that echoes and refuses duplicates.
 import { describe, expect, it } from 'vitest';
-import { RequestIds, errorText, numericIdLexeme, spelledId, withRawId } from '../../src/wire/raw-id.js';
+import { errorText } from '../../src/errors.js';
+import { RequestIds, numericIdLexeme, spelledId, withRawId } from '../../src/wire/raw-id.js';
 
 describe('numericIdLexeme', () => {
   it.each([

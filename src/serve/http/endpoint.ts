@@ -3,7 +3,7 @@ import { randomBytes } from 'node:crypto';
 import { createServer, type IncomingMessage, type Server as HttpServer, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { createMcpHandler, type AuthInfo } from '@modelcontextprotocol/server';
-import type { Caller } from '../../access/caller.js';
+import type { Caller } from '../../caller.js';
 import type { AuthConfig, HttpConfig } from '../../config/schema.js';
 import { createAuthenticator, wwwAuthenticate, type AuthResult, type AuthSuccess, type Authenticator } from '../auth/authenticator.js';
 import { ANONYMOUS } from '../auth/credential.js';
@@ -19,7 +19,8 @@ import { isJsonContentType } from './content-type.js';
 import { echoIdAsSent } from './echo-id.js';
 import { DEFAULT_MAX_DEPTH, exceedsDepth } from '../../wire/json-depth.js';
 import { readableId } from '../../wire/envelope.js';
-import { errorText, spelledId } from '../../wire/raw-id.js';
+import { spelledId } from '../../wire/raw-id.js';
+import { errorText, httpErrorBody, JsonRpc } from '../../errors.js';
 import { serveListen, type OpenListen } from './listen-stream.js';
 import { isModernRequest } from './request-era.js';
 import { HttpSessionTransport, refusePost } from './session-transport.js';
@@ -100,9 +101,8 @@ const json = (res: ServerResponse, status: number, body: unknown, headers: Recor
   if (res.headersSent) return void res.end();
   res.writeHead(status, { 'content-type': 'application/json', ...headers }).end(JSON.stringify(body));
 };
-const rpcError = (code: number, message: string) => ({ jsonrpc: '2.0', error: { code, message }, id: null });
 /** What an unknown session id gets (the SDK transport's answer): a session of another principal looks the same. */
-const NO_SESSION = rpcError(-32001, 'Session not found');
+const NO_SESSION = httpErrorBody(JsonRpc.SESSION_NOT_FOUND, 'Session not found');
 const KEEP_ALIVE_MS = 15_000;
 /** The methods the MCP path serves; any other gets 405 with this `Allow`. */
 const MCP_METHODS = 'GET, POST, DELETE';
@@ -164,7 +164,7 @@ export function createHttpEndpoint(options: HttpEndpointOptions): HttpEndpoint {
   server.on('request', (req, res) => {
     handle(req, res).catch((err: unknown) => {
       logger.warn({ err: String(err) }, 'http: request failed');
-      json(res, 500, rpcError(-32603, 'Internal error'));
+      json(res, 500, httpErrorBody(JsonRpc.INTERNAL_ERROR, 'Internal error'));
     });
   });
   server.on('clientError', (_err, socket) => {
@@ -187,7 +187,7 @@ export function createHttpEndpoint(options: HttpEndpointOptions): HttpEndpoint {
     const checked = guard ? guard(req.headersDistinct) : ({ ok: false, reason: 'host', message: 'not listening' } as const);
     if (!checked.ok) {
       logger.info({ why: checked.reason, origin: req.headers.origin, host: req.headers.host }, 'http: request refused');
-      return json(res, 403, rpcError(-32600, `Forbidden: ${checked.message}`));
+      return json(res, 403, httpErrorBody(JsonRpc.INVALID_REQUEST, `Forbidden: ${checked.message}`));
     }
     const readOnly = url.pathname === '/healthz' || url.pathname === '/readyz' || metadataPaths.has(url.pathname);
     if (readOnly && req.method !== 'GET') return json(res, 405, { error: 'method_not_allowed' }, { allow: 'GET' });
@@ -201,12 +201,12 @@ export function createHttpEndpoint(options: HttpEndpointOptions): HttpEndpoint {
     }
     if (url.pathname !== config.path) return json(res, 404, { error: 'not_found' });
     if (req.method !== 'GET' && req.method !== 'POST' && req.method !== 'DELETE') {
-      return json(res, 405, rpcError(-32000, 'Method not allowed'), { allow: MCP_METHODS });
+      return json(res, 405, httpErrorBody(JsonRpc.SERVER_ERROR, 'Method not allowed'), { allow: MCP_METHODS });
     }
     const who = await authenticate(req);
     if (!who.ok) {
       const metadataUrl = authConfig?.jwt?.issuer === undefined ? undefined : `${base}/.well-known/oauth-protected-resource${config.path}`;
-      return json(res, 401, rpcError(-32001, who.reason === 'missing' ? 'Unauthorized' : 'Invalid token'), {
+      return json(res, 401, httpErrorBody(JsonRpc.UNAUTHORIZED, who.reason === 'missing' ? 'Unauthorized' : 'Invalid token'), {
         'www-authenticate': wwwAuthenticate(metadataUrl, who.reason),
       });
     }
@@ -216,24 +216,24 @@ export function createHttpEndpoint(options: HttpEndpointOptions): HttpEndpoint {
     let text = '';
     if (req.method === 'POST') {
       if (!isJsonContentType(req.headersDistinct['content-type'])) {
-        return json(res, 415, rpcError(-32000, 'Unsupported Media Type: Content-Type must be application/json'));
+        return json(res, 415, httpErrorBody(JsonRpc.SERVER_ERROR, 'Unsupported Media Type: Content-Type must be application/json'));
       }
       const read = await readBody(req, config.maxBodyBytes);
       if (!read.ok) {
-        if (read.reason === 'too-large') return json(res, 413, rpcError(-32600, `Request body exceeds ${config.maxBodyBytes} bytes`), { connection: 'close' });
+        if (read.reason === 'too-large') return json(res, 413, httpErrorBody(JsonRpc.INVALID_REQUEST, `Request body exceeds ${config.maxBodyBytes} bytes`), { connection: 'close' });
         return;
       }
       text = read.text;
       try {
         body = JSON.parse(text) as unknown;
       } catch {
-        return json(res, 400, rpcError(-32700, 'Parse error'));
+        return json(res, 400, httpErrorBody(JsonRpc.PARSE_ERROR, 'Parse error'));
       }
       // Nothing deeper than wire.maxDepth goes on, in either era (the SDK and every recursive walk
       // would overflow the stack on it); answered like stdio, with the id when it can be read.
       if (exceedsDepth(text, maxDepth)) {
         const id = typeof body === 'object' && body !== null && !Array.isArray(body) ? readableId((body as { id?: unknown }).id) : null;
-        const answer = errorText(spelledId(id, text), -32600, `Invalid Request: message nests deeper than ${maxDepth} levels`, { limit: maxDepth });
+        const answer = errorText(spelledId(id, text), JsonRpc.INVALID_REQUEST, `Invalid Request: message nests deeper than ${maxDepth} levels`, { limit: maxDepth });
         return void res.writeHead(400, { 'content-type': 'application/json' }).end(answer);
       }
     }
@@ -278,7 +278,7 @@ export function createHttpEndpoint(options: HttpEndpointOptions): HttpEndpoint {
     if (message.method === 'subscriptions/listen' && (typeof message.id === 'string' || typeof message.id === 'number')) {
       if (listens.size >= config.maxSessions) {
         logger.warn({ limit: config.maxSessions }, 'http: listen refused: maxSessions open listens');
-        return json(res, 503, rpcError(-32000, 'Too many open listens'), { 'retry-after': '1' });
+        return json(res, 503, httpErrorBody(JsonRpc.SERVER_ERROR, 'Too many open listens'), { 'retry-after': '1' });
       }
       const releaseListen = await bounds.listen(res, caller);
       if (!releaseListen) return;
@@ -327,13 +327,13 @@ export function createHttpEndpoint(options: HttpEndpointOptions): HttpEndpoint {
       return withSession(session, req, res, body, who, text);
     }
     if (req.method !== 'POST' || !isInitialize(body)) {
-      return json(res, 400, rpcError(-32000, 'Bad Request: Mcp-Session-Id header is required'));
+      return json(res, 400, httpErrorBody(JsonRpc.SERVER_ERROR, 'Bad Request: Mcp-Session-Id header is required'));
     }
     const refused = refusePost(req); // a refused initialize takes no session
-    if (refused) return json(res, refused.status, rpcError(-32000, refused.message));
+    if (refused) return json(res, refused.status, httpErrorBody(JsonRpc.SERVER_ERROR, refused.message));
     if (sessions.size >= config.maxSessions) {
       logger.warn({ limit: config.maxSessions }, 'http: session refused: maxSessions reached');
-      return json(res, 503, rpcError(-32000, 'Too many sessions'), { 'retry-after': '1' });
+      return json(res, 503, httpErrorBody(JsonRpc.SERVER_ERROR, 'Too many sessions'), { 'retry-after': '1' });
     }
     const releaseSession = await bounds.session(res, who, (body as { id?: string | number }).id);
     if (!releaseSession) return;

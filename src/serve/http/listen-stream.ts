@@ -1,6 +1,7 @@
 // A 2026-07-28 `subscriptions/listen` over HTTP: one SSE response per listen, bound to the caller that opened it.
 import type { ServerResponse } from 'node:http';
 import { SUBSCRIPTION_ID_META_KEY } from '@modelcontextprotocol/server';
+import { errorAnswer, JsonRpc } from '../../errors.js';
 import type { DownstreamSession, SessionOptions } from '../../proxy.js';
 
 /** What a listen needs from the gateway. */
@@ -42,7 +43,7 @@ export async function serveListen(res: ServerResponse, message: { id: Id; params
   const filter = (message.params?.notifications ?? undefined) as Filter | undefined;
   if (typeof filter !== 'object' || filter === null || Array.isArray(filter)) {
     res.writeHead(200, { 'content-type': 'application/json' }).end(
-      JSON.stringify({ jsonrpc: '2.0', id, error: { code: -32602, message: "Invalid params: 'notifications' is required and must be a valid SubscriptionFilter" } }),
+      JSON.stringify(errorAnswer(id, JsonRpc.INVALID_PARAMS, "Invalid params: 'notifications' is required and must be a valid SubscriptionFilter")),
     );
     return { close: () => undefined };
   }

@@ -1,8 +1,9 @@
 // Each HTTP principal's own bounds: sessions, 2026 listens, requests in flight, unread answer bytes; over one gets 429, audited.
 import type { IncomingMessage, ServerResponse } from 'node:http';
-import type { Caller } from '../../access/caller.js';
+import type { Caller } from '../../caller.js';
 import type { PrincipalLimitName } from '../../access/gate.js';
 import { PrincipalCounter } from '../../access/principal-counter.js';
+import { errorAnswer, JsonRpc } from '../../errors.js';
 import { WireSchema, type HttpConfig } from '../../config/schema.js';
 import type { Logger } from '../../logger.js';
 import type { Proxy } from '../../proxy.js';
@@ -111,9 +112,7 @@ export class PrincipalBounds {
     this.options.logger.warn({ principal: who.principal, limit }, `http: request refused: ${MESSAGES[limit]}`);
     await this.options.proxy.gate.limited(caller, method, limit);
     if (res.headersSent || res.destroyed) return void res.destroy();
-    const error = { code: -32000, message: MESSAGES[limit], data: { retryAfterMs: retryAfterS * 1000 } };
-    res
-      .writeHead(429, { 'content-type': 'application/json', 'retry-after': String(retryAfterS) })
-      .end(JSON.stringify({ jsonrpc: '2.0', id: typeof id === 'string' || typeof id === 'number' ? id : null, error }));
+    const answer = errorAnswer(typeof id === 'string' || typeof id === 'number' ? id : null, JsonRpc.SERVER_ERROR, MESSAGES[limit], { retryAfterMs: retryAfterS * 1000 });
+    res.writeHead(429, { 'content-type': 'application/json', 'retry-after': String(retryAfterS) }).end(JSON.stringify(answer));
   }
 }

@@ -2,7 +2,8 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { SUPPORTED_PROTOCOL_VERSIONS, type JSONRPCMessage, type MessageExtraInfo, type Transport } from '@modelcontextprotocol/server';
 import { classify } from '../../wire/envelope.js';
-import { errorText, RequestIds, spelledId } from '../../wire/raw-id.js';
+import { RequestIds, spelledId } from '../../wire/raw-id.js';
+import { errorText, httpErrorBody, JsonRpc } from '../../errors.js';
 import { isJsonContentType } from './content-type.js';
 
 type Id = string | number;
@@ -19,7 +20,6 @@ export interface HttpSessionOptions {
 
 const json = (res: ServerResponse, status: number, body: unknown, headers: Record<string, string>) =>
   void res.writeHead(status, { 'content-type': 'application/json', ...headers }).end(JSON.stringify(body));
-const rpcError = (code: number, message: string) => ({ jsonrpc: '2.0', error: { code, message }, id: null });
 
 /**
  * What a POST gets before its body is looked at: 406 (Accept lacks JSON or SSE), 415 (Content-Type
@@ -74,10 +74,10 @@ export class HttpSessionTransport implements Transport {
    * `authInfo`) goes with the message to the Server.
    */
   handle(req: IncomingMessage, res: ServerResponse, body: unknown, text = '', extra?: MessageExtraInfo): void {
-    if (this.closed) return json(res, 404, rpcError(-32001, 'Session not found'), {});
+    if (this.closed) return json(res, 404, httpErrorBody(JsonRpc.SESSION_NOT_FOUND, 'Session not found'), {});
     const version = req.headers['mcp-protocol-version'];
     if (typeof version === 'string' && !SUPPORTED_PROTOCOL_VERSIONS.includes(version)) {
-      return json(res, 400, rpcError(-32000, `Bad Request: Unsupported protocol version: ${version}`), this.idHeader);
+      return json(res, 400, httpErrorBody(JsonRpc.SERVER_ERROR, `Bad Request: Unsupported protocol version: ${version}`), this.idHeader);
     }
     switch (req.method) {
       case 'POST':
@@ -118,7 +118,7 @@ export class HttpSessionTransport implements Transport {
     clearInterval(this.keepAlive);
     this.stream?.end();
     this.stream = undefined;
-    for (const res of this.pending.values()) json(res, 404, rpcError(-32001, 'Session closed'), this.idHeader);
+    for (const res of this.pending.values()) json(res, 404, httpErrorBody(JsonRpc.SESSION_NOT_FOUND, 'Session closed'), this.idHeader);
     this.pending.clear();
     this.options.onClosed?.();
     this.onclose?.();
@@ -126,9 +126,9 @@ export class HttpSessionTransport implements Transport {
 
   private post(req: IncomingMessage, res: ServerResponse, body: unknown, text: string, extra?: MessageExtraInfo): void {
     const refused = refusePost(req);
-    if (refused) return json(res, refused.status, rpcError(-32000, refused.message), this.idHeader);
+    if (refused) return json(res, refused.status, httpErrorBody(JsonRpc.SERVER_ERROR, refused.message), this.idHeader);
     if (typeof body !== 'object' || body === null || Array.isArray(body)) {
-      return json(res, 400, rpcError(-32600, 'Invalid Request: one JSON-RPC message per POST (2025-11-25 has no batches)'), this.idHeader);
+      return json(res, 400, httpErrorBody(JsonRpc.INVALID_REQUEST, 'Invalid Request: one JSON-RPC message per POST (2025-11-25 has no batches)'), this.idHeader);
     }
     const m = body as { id?: unknown; method?: unknown };
     const envelope = classify(body);
@@ -136,7 +136,7 @@ export class HttpSessionTransport implements Transport {
     // (no id readable: id null); a malformed response gets 400 with no body to answer.
     if (envelope.kind === 'invalid') {
       if (!envelope.answer) return void res.writeHead(400, this.idHeader).end();
-      const answer = errorText(spelledId(envelope.id, text), -32600, `Invalid Request: ${envelope.reason}`);
+      const answer = errorText(spelledId(envelope.id, text), JsonRpc.INVALID_REQUEST, `Invalid Request: ${envelope.reason}`);
       return void res.writeHead(400, { 'content-type': 'application/json', ...this.idHeader }).end(answer);
     }
     if (envelope.kind !== 'request') {
@@ -150,7 +150,7 @@ export class HttpSessionTransport implements Transport {
     if (!this.ids.admit(id, text)) {
       return void res
         .writeHead(400, { 'content-type': 'application/json', ...this.idHeader })
-        .end(errorText(spelledId(id, text), -32600, 'Invalid Request: a request with this id is already in flight'));
+        .end(errorText(spelledId(id, text), JsonRpc.INVALID_REQUEST, 'Invalid Request: a request with this id is already in flight'));
     }
     this.pending.set(id, res);
     // A client that gives up on its request cancels it, as if it had said so.
@@ -165,9 +165,9 @@ export class HttpSessionTransport implements Transport {
 
   private get(req: IncomingMessage, res: ServerResponse): void {
     if (!(req.headers.accept ?? '').includes('text/event-stream')) {
-      return json(res, 406, rpcError(-32000, 'Not Acceptable: Client must accept text/event-stream'), this.idHeader);
+      return json(res, 406, httpErrorBody(JsonRpc.SERVER_ERROR, 'Not Acceptable: Client must accept text/event-stream'), this.idHeader);
     }
-    if (this.stream) return json(res, 409, rpcError(-32000, 'Conflict: Only one SSE stream is allowed per session'), this.idHeader);
+    if (this.stream) return json(res, 409, httpErrorBody(JsonRpc.SERVER_ERROR, 'Conflict: Only one SSE stream is allowed per session'), this.idHeader);
     res.writeHead(200, { 'content-type': 'text/event-stream', 'cache-control': 'no-cache, no-transform', connection: 'keep-alive', ...this.idHeader });
     res.flushHeaders();
     this.stream = res;

@@ -4,11 +4,11 @@ import fs from 'node:fs';
 import { ErrorCodes, ProxyError } from '../errors.js';
 import type { AuditConfig } from '../config/schema.js';
 import type { Logger } from '../logger.js';
-import { fsyncAsync, openAnchorSink, type AnchorSink } from './audit-anchor.js';
-import { auditKeyFromEnv } from './audit-key.js';
-import { GENESIS_HASH, sealRecord, type AuditEntry } from './audit-record.js';
+import { fsyncAsync, openAnchorSink, type AnchorSink } from './anchor.js';
+import { auditKeyFromEnv } from './key.js';
+import { GENESIS_HASH, sealRecord, type AuditEntry } from './record.js';
 
-export type { AuditCacheUse, AuditDecision, AuditEntry, AuditOutcome, AuditRecord } from './audit-record.js';
+export type { AuditCacheUse, AuditDecision, AuditEntry, AuditOutcome, AuditRecord } from './record.js';
 
 /**
  * Where access decisions are recorded. `record` returns once the record's line has been handed to

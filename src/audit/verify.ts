@@ -2,8 +2,8 @@
 import type { KeyObject } from 'node:crypto';
 import { open, readFile } from 'node:fs/promises';
 import { canonicalize } from './jcs.js';
-import { parseAnchorLine, type AuditAnchor } from './audit-anchor.js';
-import { chainHash, chainMac, GENESIS_HASH, recordLine } from './audit-record.js';
+import { parseAnchorLine, type AuditAnchor } from './anchor.js';
+import { chainHash, chainMac, GENESIS_HASH, recordLine } from './record.js';
 
 /** Where and why the chain broke. */
 export interface ChainBreak {

@@ -1,6 +1,6 @@
 // One audit record: its fields, its hash in the chain, and the single JSON line it is written as. Pure.
 import { createHash, createHmac, type KeyObject } from 'node:crypto';
-import type { Caller, CallerTransport } from './caller.js';
+import type { Caller, CallerTransport } from '../caller.js';
 
 /** The `prev` of the first record of a chain: 64 zeros. */
 export const GENESIS_HASH = '0'.repeat(64);
