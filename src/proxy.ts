@@ -19,8 +19,8 @@ import { IssuedUris } from './federation/issued-uris.js';
 import { isPlainCanonical } from './access/normalize-uri.js';
 import { SessionRegistry, type Session } from './federation/sessions.js';
 import { SubscriptionRelay } from './federation/subscriptions.js';
+import { createCoherence } from './federation/coherence.js';
 import { defaultTransportFactory, type TransportFactory } from './upstream/transports.js';
-import type { Upstream } from './upstream/upstream.js';
 import { UpstreamPool } from './upstream/pool.js';
 import { createUriCodec, type UriCodec } from './federation/uri.js';
 import { VERSION } from './version.js';
@@ -478,40 +478,6 @@ export function createProxy(options: ProxyOptions): Proxy {
     },
     [Symbol.asyncDispose]() {
       return this.close();
-    },
-  };
-}
-
-/**
- * Cache coherence: before a read whose result the operator's TTL would store, from an upstream that
- * supports `resources/subscribe`, the proxy subscribes to that URI upstream (up to `max` URIs), so
- * no change can fall between the read and the subscription: such entries are dropped the moment the
- * upstream reports a change. A hold lives exactly as long as its entry: it is released when the read
- * fails, is not stored (too large, invalidated meanwhile, hinted private) or its entry leaves the
- * cache for any reason. `max` counts live holds; at the bound, expired entries are purged first.
- */
-function createCoherence(max: number, relay: SubscriptionRelay, purgeExpired: () => void) {
-  const holder: Session = { id: 'cache', sendUpdated: () => undefined, sendListChanged: () => undefined };
-  let held = 0;
-  return {
-    /** Subscribes for `uri`; true when this call took a hold that must be released. */
-    async hold(upstream: Upstream, uri: string): Promise<boolean> {
-      if (max === 0 || !upstream.canSubscribe || relay.holds(holder, upstream.id, uri)) return false;
-      if (held >= max) purgeExpired();
-      if (held >= max) return false; // beyond the bound, entries are TTL-bound only
-      held++;
-      try {
-        await relay.subscribe(holder, upstream.id, uri);
-        return true;
-      } catch {
-        held--; // a refused subscribe leaves the entry TTL-bound
-        return false;
-      }
-    },
-    release(server: string, uri: string): void {
-      if (!relay.holds(holder, server, uri)) return;
-      held--;
-      void relay.unsubscribe(holder, server, uri).catch(() => undefined);
     },
   };
 }
