@@ -11,7 +11,7 @@ import { AuthFailureLog, type AuthFailureCounts } from '../auth/failure-log.js';
 import { protectedResourceMetadata, protectedResourceMetadataPaths } from '../auth/protected-resource.js';
 import { createOriginHostCheck, type OriginHostCheck } from '../origin-host.js';
 import type { Logger } from '../../logger.js';
-import type { DownstreamSession, Proxy } from '../../proxy.js';
+import type { DownstreamSession, Proxy } from '../proxy-types.js';
 import { authInfoFor, callerOf } from '../request-caller.js';
 import { readBody } from './body.js';
 import { LiveIdentities, type Held } from './live-identities.js';

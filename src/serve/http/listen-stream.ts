@@ -1,7 +1,7 @@
 // A 2026-07-28 `subscriptions/listen` over HTTP: one SSE response per listen, bound to the caller that opened it.
 import type { ServerResponse } from 'node:http';
 import { SUBSCRIPTION_ID_META_KEY } from '@modelcontextprotocol/server';
-import type { DownstreamSession, SessionOptions } from '../../proxy.js';
+import type { DownstreamSession, SessionOptions } from '../proxy-types.js';
 
 /** What a listen needs from the gateway. */
 export interface ListenDeps {

@@ -5,7 +5,7 @@ import type { PrincipalLimitName } from '../../access/gate.js';
 import { PrincipalCounter } from '../../access/principal-counter.js';
 import { WireSchema, type HttpConfig } from '../../config/schema.js';
 import type { Logger } from '../../logger.js';
-import type { Proxy } from '../../proxy.js';
+import type { Proxy } from '../proxy-types.js';
 import { OutputBudget } from './output-budget.js';
 
 /** The `wire` bounds that apply per principal over HTTP. */
