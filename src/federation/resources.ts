@@ -6,6 +6,7 @@ import { Lister, type ListAudience } from './listing.js';
 import { CompleteResult, Methods, ReadResult, withoutHopFields, type CompleteResultT, type ReadResultT } from '../protocol.js';
 import type { Session } from './sessions.js';
 import type { SubscriptionRelay } from './subscriptions.js';
+import type { Coherence } from './coherence.js';
 import type { Upstream } from '../upstream/upstream.js';
 import type { UpstreamPool } from '../upstream/pool.js';
 import type { NamespacedUri, UriCodec } from './uri.js';
@@ -47,10 +48,7 @@ export interface ResourcesDeps {
   /** Absent when caching is off. */
   cache?: ReadCache | undefined;
   /** Coherence subscriptions for reads the cache will store (see `createCoherence`). */
-  coherence?: {
-    hold(upstream: Upstream, uri: string): Promise<boolean>;
-    release(server: string, uri: string): void;
-  };
+  coherence?: Coherence;
 }
 
 /** Upstream JSON-RPC codes that mean "no such resource". */

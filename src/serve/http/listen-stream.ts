@@ -2,7 +2,7 @@
 import type { ServerResponse } from 'node:http';
 import { SUBSCRIPTION_ID_META_KEY } from '@modelcontextprotocol/server';
 import { errorAnswer, JsonRpc } from '../../errors.js';
-import type { DownstreamSession, SessionOptions } from '../../proxy.js';
+import type { DownstreamSession, SessionOptions } from '../proxy-types.js';
 
 /** What a listen needs from the gateway. */
 export interface ListenDeps {

@@ -6,7 +6,7 @@ import { PrincipalCounter } from '../../access/principal-counter.js';
 import { errorAnswer, JsonRpc } from '../../errors.js';
 import { WireSchema, type HttpConfig } from '../../config/schema.js';
 import type { Logger } from '../../logger.js';
-import type { Proxy } from '../../proxy.js';
+import type { Proxy } from '../proxy-types.js';
 import { OutputBudget } from './output-budget.js';
 
 /** The `wire` bounds that apply per principal over HTTP. */

@@ -1,0 +1,127 @@
+// The 2026-07-28 path of the HTTP endpoint: stateless requests through SDK v2's handler, and `subscriptions/listen` as one SSE response each.
+import type { IncomingMessage, ServerResponse } from 'node:http';
+import { createMcpHandler, type AuthInfo } from '@modelcontextprotocol/server';
+import type { Caller } from '../../caller.js';
+import type { HttpConfig } from '../../config/schema.js';
+import type { Logger } from '../../logger.js';
+import { spelledId } from '../../wire/raw-id.js';
+import type { AuthSuccess } from '../auth/authenticator.js';
+import type { DownstreamSession, Proxy } from '../proxy-types.js';
+import { authInfoFor, callerOf } from '../request-caller.js';
+import { echoIdAsSent } from './echo-id.js';
+import { serveListen, type OpenListen } from './listen-stream.js';
+import type { LiveIdentities } from './live-identities.js';
+import type { PrincipalBounds } from './principal-bounds.js';
+import { httpErrorBody, JsonRpc } from '../../errors.js';
+import { json } from './reply.js';
+import { requestCaller } from './request-identity.js';
+
+/** Options of {@link ModernRequests}. */
+export interface ModernRequestsOptions {
+  proxy: Pick<Proxy, 'statelessServer' | 'openSession' | 'gate'>;
+  config: Pick<HttpConfig, 'maxSessions' | 'maxBodyBytes'>;
+  logger: Logger;
+  /** The credentials of requests and listens in flight, resolved again on reload. */
+  identities: LiveIdentities;
+  bounds: PrincipalBounds;
+  /** Bound on unsent output per listen stream. */
+  maxQueuedBytes: number;
+  /** Interval of SSE keep-alive comments, in ms. */
+  keepAliveMs: number;
+}
+
+/** One request as far as this path reads it. */
+type ModernMessage = { id?: string | number; method?: string; params?: { notifications?: unknown } };
+
+/**
+ * Serves 2026-07-28 requests: each is stateless (SDK v2's `createMcpHandler` with
+ * `legacy: 'reject'`) and acts for its own credential; `subscriptions/listen` is served here as an
+ * SSE response per listen (at most `maxSessions` open at once).
+ */
+export class ModernRequests {
+  private readonly listens = new Set<OpenListen>();
+  private requests = 0;
+  private readonly handler: ReturnType<typeof createMcpHandler>;
+  /** The Node adapter (and hono under it) is loaded on the first 2026 request, not by every gateway. */
+  private node: Promise<(req: IncomingMessage, res: ServerResponse, body: unknown) => Promise<void>> | undefined;
+
+  constructor(private readonly options: ModernRequestsOptions) {
+    const { proxy, logger } = options;
+    this.handler = createMcpHandler(
+      (ctx) => {
+        const caller = callerOf(ctx.authInfo);
+        if (!caller) throw new Error('unauthenticated request reached the MCP handler');
+        return proxy.statelessServer('modern', caller);
+      },
+      { legacy: 'reject', onerror: (err) => logger.debug({ err: err.message }, 'http: modern request') },
+    );
+  }
+
+  /** Serves one authenticated, checked 2026-07-28 request. */
+  async serve(req: IncomingMessage, res: ServerResponse, body: unknown, who: AuthSuccess, text: string): Promise<void> {
+    const caller = requestCaller(this.options.identities, who, `r${++this.requests}`, res);
+    const message = (typeof body === 'object' && body !== null ? body : {}) as ModernMessage;
+    // A numeric id written otherwise than JSON.stringify would (`1e2`) is echoed as sent.
+    if (typeof message.id === 'number') {
+      const spelled = spelledId(message.id, text);
+      if (spelled !== String(message.id)) echoIdAsSent(res, message.id, spelled);
+    }
+    if (message.method === 'subscriptions/listen' && (typeof message.id === 'string' || typeof message.id === 'number')) {
+      return this.listen(res, message as ModernMessage & { id: string | number }, who, caller);
+    }
+    (req as IncomingMessage & { auth?: AuthInfo }).auth = authInfoFor(caller);
+    await (await this.nodeHandler())(req, res, body);
+  }
+
+  /** Ends every open listen gracefully (shutdown). */
+  closeListens(): void {
+    for (const l of [...this.listens]) l.close();
+  }
+
+  /** Closes the SDK handler (shutdown); never rejects. */
+  async closeHandler(): Promise<void> {
+    await this.handler.close().catch(() => undefined);
+  }
+
+  private nodeHandler() {
+    const maxRequestBodySize = this.options.config.maxBodyBytes;
+    return (this.node ??= import('@modelcontextprotocol/node').then(({ toNodeHandler }) => toNodeHandler(this.handler, { maxRequestBodySize })));
+  }
+
+  private async listen(res: ServerResponse, message: ModernMessage & { id: string | number }, who: AuthSuccess, caller: Caller): Promise<void> {
+    const { proxy, config, logger, identities, bounds } = this.options;
+    const listens = this.listens;
+    if (listens.size >= config.maxSessions) {
+      logger.warn({ limit: config.maxSessions }, 'http: listen refused: maxSessions open listens');
+      return json(res, 503, httpErrorBody(JsonRpc.SERVER_ERROR, 'Too many open listens'), { 'retry-after': '1' });
+    }
+    const releaseListen = await bounds.listen(res, caller);
+    if (!releaseListen) return;
+    res.once('close', releaseListen);
+    logger.debug({ principal: caller.principal, session: caller.session }, 'http: listen');
+    // The listen acts for its credential as resolved now: refreshed or closed by a reload, closed at its expiry.
+    let downstream: DownstreamSession | undefined;
+    let listen: OpenListen | undefined;
+    let revoked = false;
+    const held = identities.hold(who.credential, {
+      refresh: (c) => downstream?.setIdentity({ ...c.identity, transport: 'http' }),
+      revoke: (why) => {
+        revoked = true;
+        downstream?.setIdentity({ ...who.credential.identity, transport: 'http', revoked: true });
+        logger.info({ session: caller.session, principal: caller.principal, why: `credential ${why}` }, 'http: listen closed');
+        listen?.close();
+      },
+    });
+    res.once('close', () => held.release());
+    listen = await serveListen(res, message, {
+      openSession: (o) => (downstream = proxy.openSession({ ...o, caller: { ...held.credential.identity, transport: 'http', ...(revoked ? { revoked } : {}) }, id: caller.session })),
+      accept: (s, uri) => proxy.gate.listen(s.caller, s.session, uri),
+      maxQueuedBytes: this.options.maxQueuedBytes,
+      keepAliveMs: this.options.keepAliveMs,
+    });
+    if (revoked) return listen.close();
+    listens.add(listen);
+    const opened = listen;
+    res.once('close', () => listens.delete(opened));
+  }
+}
