@@ -1,12 +1,10 @@
 // Policy and audit through the built CLI: an audit file that survives SIGKILL and verifies; two principals with different policies on one HTTP gateway.
 import { readFileSync, writeFileSync } from 'node:fs';
-import { createInterface } from 'node:readline';
-import { execa } from 'execa';
 import { describe, expect, it } from 'vitest';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import { ResourceUpdatedNotificationSchema } from '@modelcontextprotocol/sdk/types.js';
-import { CLI, ProxyProcess, TempDir, notFound, rpcError, runCli, upstreams, within } from './helpers.js';
+import { HttpGatewayProcess, ProxyProcess, TempDir, notFound, rpcError, runCli, upstreams, within } from './helpers.js';
 
 const POLICY = {
   default: 'deny',
@@ -64,18 +62,9 @@ describe('two principals on one HTTP gateway', () => {
       cache: { ttlMs: 60_000 },
       subscriptions: { coalesceMs: 0 },
     });
-    const gw = execa(process.execPath, [CLI, 'serve', '--http', '--port', '0', '--config', config], { reject: false, stdin: 'ignore' });
+    const gw = await HttpGatewayProcess.serve(config);
     try {
-      const lines = createInterface({ input: gw.stderr! });
-      const url = await within(
-        new Promise<URL>((resolve) =>
-          lines.on('line', (l) => {
-            const r = JSON.parse(l) as { msg?: string; url?: string };
-            if (r.msg === 'listening' && r.url) resolve(new URL(r.url));
-          }),
-        ),
-        'listening',
-      );
+      const { url } = gw;
       const connect = async (token: string) => {
         const client = new Client({ name: 'c', version: '1' });
         await client.connect(new StreamableHTTPClientTransport(url, { requestInit: { headers: { authorization: `Bearer ${token}` } } }));
@@ -102,8 +91,8 @@ describe('two principals on one HTTP gateway', () => {
       expect(await within(erinHeard, 'erin’s update')).toBe('fx+fixture://ticker');
       await Promise.all([erin.close(), olga.close()]);
     } finally {
-      gw.kill('SIGTERM');
-      expect((await gw).exitCode).toBe(0);
+      expect(await gw.stop()).toBe(0);
+      await gw[Symbol.asyncDispose]();
     }
   });
 });

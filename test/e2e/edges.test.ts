@@ -2,45 +2,20 @@
 import { request as httpRequest, createServer, type IncomingHttpHeaders, type Server } from 'node:http';
 import { connect } from 'node:net';
 import type { AddressInfo } from 'node:net';
-import { createInterface } from 'node:readline';
-import { execa, type ResultPromise } from 'execa';
 import { SignJWT, generateKeyPair } from 'jose';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { CLI, META_INCOMPLETE, TempDir, assertBuilt, upstreams, within } from './helpers.js';
+import { HttpGatewayProcess, META_INCOMPLETE, upstreams, within } from './helpers.js';
 import { WireSession, nested, rssBytes } from './wire.js';
 
 const TOKENS = { alice: 'alice-token-0123456789abcdef', bob: 'bob-token-0123456789abcdef' };
 const CLAIM = 'io.modelcontextprotocol/protocolVersion';
 
 /** The built CLI serving HTTP on 127.0.0.1 with an OS-assigned port. */
-class Gateway implements AsyncDisposable {
-  readonly dir = new TempDir();
-  private process!: ResultPromise<{ reject: false; stdin: 'ignore'; all: true }>;
-  url!: URL;
-  log = '';
-  started!: Promise<void>;
+class Gateway extends HttpGatewayProcess {
   static async start(config: Record<string, unknown>): Promise<Gateway> {
-    assertBuilt();
     const g = new Gateway();
-    const file = g.dir.writeConfig(config);
-    g.process = execa(process.execPath, [CLI, 'serve', '--http', '--port', '0', '--config', file, '--log-level', 'info'], { reject: false, stdin: 'ignore', all: true });
-    const lines = createInterface({ input: g.process.stderr! });
-    g.started = new Promise((resolve) => lines.on('line', (line) => line.includes('"msg":"upstreams started"') && resolve()));
-    g.url = await within(
-      new Promise<URL>((resolve, reject) => {
-        lines.on('line', (line) => {
-          g.log += `${line}\n`;
-          const record = JSON.parse(line) as { msg?: string; url?: string };
-          if (record.msg === 'listening' && record.url) resolve(new URL(record.url));
-        });
-        void g.process.then((r) => reject(new Error(`gateway exited ${r.exitCode}: ${g.log}`)));
-      }),
-      'the gateway to listen',
-    );
+    await g.spawn(g.dir.writeConfig(config), { logLevel: 'info' });
     return g;
-  }
-  get pid(): number {
-    return this.process.pid!;
   }
   get port(): number {
     return Number(this.url.port);
@@ -74,13 +49,6 @@ class Gateway implements AsyncDisposable {
     const id = init.headers['mcp-session-id'] as string;
     expect((await this.post('{"jsonrpc":"2.0","method":"notifications/initialized"}', token, { 'mcp-session-id': id })).status).toBe(202);
     return id;
-  }
-  async [Symbol.asyncDispose](): Promise<void> {
-    if (this.process.exitCode === null) {
-      this.process.kill('SIGTERM');
-      await this.process;
-    }
-    this.dir[Symbol.dispose]();
   }
 }
 

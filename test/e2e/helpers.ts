@@ -1,4 +1,4 @@
-// End-to-end helpers: the BUILT CLI as a real process, driven by a real SDK Client (or raw JSON-RPC),
+// End-to-end helpers: the BUILT CLI as a real process, driven by a real SDK Client (raw JSON-RPC: wire.ts),
 // real upstream processes, temp config files. Everything here is AsyncDisposable (`await using`).
 import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { once } from 'node:events';
@@ -9,8 +9,13 @@ import { setTimeout as delay } from 'node:timers/promises';
 import { fileURLToPath } from 'node:url';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js';
+import { Client as V2Client } from '@modelcontextprotocol/client';
+import { StdioClientTransport as V2StdioClientTransport } from '@modelcontextprotocol/client/stdio';
 import { execa, type Options as ExecaOptions, type Result as ExecaResult, type ResultPromise } from 'execa';
 import { afterAll, beforeAll } from 'vitest';
+import { EVENT_TIMEOUT_MS, within } from '../helpers/gate.js';
+
+export { EVENT_TIMEOUT_MS, within };
 
 export const ROOT = fileURLToPath(new URL('../..', import.meta.url));
 export const CLI = path.join(ROOT, 'dist', 'cli.js');
@@ -188,6 +193,42 @@ export class ProxyProcess implements AsyncDisposable {
   }
 }
 
+/**
+ * The built CLI on stdio with an SDK v2 client. `mode` is its version negotiation: `auto` (the
+ * default) probes with server/discover and is served 2026-07-28, as Claude Code is; `legacy` is the
+ * plain 2025-11-25 initialize, so the 2025 path is driven by both SDKs.
+ */
+export class V2Proxy implements AsyncDisposable {
+  readonly dir = new TempDir();
+  readonly client: V2Client;
+  readonly transport: V2StdioClientTransport;
+  constructor(config: unknown, mode: 'auto' | 'legacy' = 'auto') {
+    assertBuilt();
+    this.client = new V2Client({ name: 'e2e-modern', version: '1.0.0' }, { versionNegotiation: { mode } });
+    this.transport = new V2StdioClientTransport({
+      command: process.execPath,
+      args: [CLI, '--config', this.dir.writeConfig(config), '--log-level', 'warn'],
+      env: {},
+      cwd: this.dir.path,
+      stderr: 'pipe',
+    });
+  }
+  async start(): Promise<this> {
+    await this.client.connect(this.transport);
+    return this;
+  }
+  /** A raw request: the result exactly as the proxy sent it (no client-side cache, no typed helper). */
+  raw(method: string, params: Record<string, unknown> = {}): Promise<Record<string, unknown>> {
+    return this.client.request({ method, params } as never, { '~standard': { version: 1, vendor: 'test', validate: (v: unknown) => ({ value: v }) } } as never) as Promise<
+      Record<string, unknown>
+    >;
+  }
+  async [Symbol.asyncDispose](): Promise<void> {
+    await this.client.close().catch(() => undefined);
+    this.dir[Symbol.dispose]();
+  }
+}
+
 /** A direct SDK client to an upstream (no proxy), for "what does the upstream itself say" comparisons. */
 export class DirectClient implements AsyncDisposable {
   readonly client = new Client({ name: 'e2e-direct', version: '1.0.0' });
@@ -258,159 +299,112 @@ export class RemoteFixture implements AsyncDisposable {
   }
 }
 
+/** How to run `serve --http` (see {@link HttpGatewayProcess}). */
+export interface HttpGatewayOptions {
+  /** --log-level; the CLI's default (info) when absent. */
+  logLevel?: string;
+  /** Extra CLI arguments after the config and log level. */
+  args?: string[];
+  /** Run `dist/cli.js` itself, so its shebang's V8 settings apply (as installed); else `node dist/cli.js`. */
+  direct?: boolean;
+  /** Bound on the wait for `listening`. Default: {@link EVENT_TIMEOUT_MS}. */
+  listenMs?: number;
+}
+
+/**
+ * The built CLI serving HTTP on 127.0.0.1 with an OS-assigned port: `url` once its log says
+ * `listening`, `started` once every upstream has made its first connection attempt, the whole log
+ * in `log`. Each HTTP suite subclasses it with the requests it makes; dispose with `await using`.
+ */
+export class HttpGatewayProcess implements AsyncDisposable {
+  readonly dir = new TempDir();
+  process!: ResultPromise<{ reject: false; stdin: 'ignore'; all: true }>;
+  url!: URL;
+  /** The log (stderr) so far, line by line. */
+  log = '';
+  /** Resolves when every upstream has made its first connection attempt (`upstreams started`). */
+  started!: Promise<void>;
+
+  private readonly lineListeners = new Set<(line: string) => void>();
+
+  /** A plain gateway on an existing config file (a suite that needs no requests of its own). */
+  static async serve(configFile: string, options: HttpGatewayOptions = {}): Promise<HttpGatewayProcess> {
+    const g = new HttpGatewayProcess();
+    await g.spawn(configFile, options);
+    return g;
+  }
+
+  /** Spawns `serve --http` on `configFile`; resolves once it listens. */
+  protected async spawn(configFile: string, options: HttpGatewayOptions = {}): Promise<void> {
+    assertBuilt();
+    const args = ['serve', '--http', '--port', '0', '--config', configFile, ...(options.logLevel ? ['--log-level', options.logLevel] : []), ...(options.args ?? [])];
+    const execaOptions = { reject: false, stdin: 'ignore', all: true } as const;
+    this.process = options.direct ? execa(CLI, args, execaOptions) : execa(process.execPath, [CLI, ...args], execaOptions);
+    createInterface({ input: this.process.stderr! }).on('line', (line) => {
+      this.log += `${line}\n`;
+      for (const l of [...this.lineListeners]) l(line);
+    });
+    this.started = this.nextLog((r) => r.msg === 'upstreams started').then(() => undefined);
+    const exited = this.process.then((r): never => {
+      throw new Error(`gateway exited ${r.exitCode}: ${this.log}`);
+    });
+    exited.catch(() => undefined);
+    const listening = this.nextLog((r) => r.msg === 'listening' && typeof r.url === 'string');
+    this.url = new URL((await within(Promise.race([listening, exited]), 'the gateway to listen', options.listenMs)).url as string);
+  }
+
+  /** The first record of the whole log (so far, or as soon as it is written) that matches; bounded by `ms`. */
+  waitForLog(predicate: (r: LogRecord) => boolean, what = 'a gateway log record', ms = EVENT_TIMEOUT_MS): Promise<LogRecord> {
+    let check: ((line?: string) => void) | undefined;
+    const found = new Promise<LogRecord>((resolve) => {
+      check = () => {
+        const record = parseLogLines(this.log).find(predicate);
+        if (!record) return;
+        this.lineListeners.delete(check!);
+        resolve(record);
+      };
+      this.lineListeners.add(check);
+      check();
+    });
+    return within(found, what, ms).finally(() => this.lineListeners.delete(check!));
+  }
+
+  /** The first log record from now on that matches. */
+  nextLog(match: (r: Record<string, unknown>) => boolean): Promise<Record<string, unknown>> {
+    return new Promise((resolve) => {
+      const l = (line: string) => {
+        const r = JSON.parse(line) as Record<string, unknown>;
+        if (!match(r)) return;
+        this.lineListeners.delete(l);
+        resolve(r);
+      };
+      this.lineListeners.add(l);
+    });
+  }
+
+  get pid(): number {
+    return this.process.pid!;
+  }
+
+  /** SIGTERM; resolves with the exit code. */
+  async stop(): Promise<number | undefined> {
+    this.process.kill('SIGTERM');
+    return (await this.process).exitCode;
+  }
+
+  async [Symbol.asyncDispose](): Promise<void> {
+    if (this.process.exitCode === null) await this.stop();
+    this.dir[Symbol.dispose]();
+  }
+}
+
 /** Runs the built CLI to completion (never rejects; inspect exitCode, stdout, stderr). */
 export async function runCli(args: string[], options: ExecaOptions = {}): Promise<ExecaResult> {
   assertBuilt();
   return (await execa(process.execPath, [CLI, ...args], { reject: false, stdin: 'ignore', timeout: 20_000, ...options })) as ExecaResult;
 }
 
-/** How long an e2e test waits for an event before failing with a readable message. */
-export const EVENT_TIMEOUT_MS = 10_000;
-
-/** Rejects with a readable message when `p` has not settled within `ms` (a bound on an event wait, never a sleep). */
-export async function within<T>(p: Promise<T>, what: string, ms = EVENT_TIMEOUT_MS): Promise<T> {
-  let timer: NodeJS.Timeout | undefined;
-  const timeout = new Promise<never>((_, reject) => {
-    timer = setTimeout(() => reject(new Error(`timed out after ${ms} ms waiting for ${what}`)), ms);
-  });
-  try {
-    return await Promise.race([p, timeout]);
-  } finally {
-    clearTimeout(timer);
-  }
-}
-
-/** A JSON-RPC message as read off the wire. */
-export type WireMessage = { jsonrpc: '2.0'; id?: number | string; method?: string; params?: unknown; result?: Record<string, unknown>; error?: { code: number; message: string; data?: unknown } };
-
-/**
- * The built CLI serving stdio, spoken to by hand: every stdout line is kept for inspection and
- * the exit code is available (the SDK's StdioClientTransport does not expose it).
- */
-export class RawSession implements AsyncDisposable {
-  readonly dir = new TempDir();
-  readonly subprocess: ResultPromise<{ reject: false; stdin: 'pipe'; env: Record<string, string> }>;
-  /** Every stdout line, in order. */
-  readonly stdoutLines: string[] = [];
-  /** Everything written to stderr so far. */
-  stderr = '';
-  private readonly stderrListeners = new Set<() => void>();
-  private readonly pending = new Map<number, (m: WireMessage) => void>();
-  private nextId = 1;
-  private readonly exited: Promise<never>;
-
-  /** `config` is written as JSON, or a string as-is, to `configName` (its extension picks the format). */
-  constructor(config: unknown, args: string[] = [], configName = 'mcp-federate.json') {
-    assertBuilt();
-    const configFile = this.dir.writeConfig(config, configName);
-    this.subprocess = execa(process.execPath, [CLI, '--config', configFile, ...args], {
-      reject: false,
-      stdin: 'pipe',
-      env: { MCP_FEDERATE_E2E: '1' },
-      cwd: this.dir.path,
-    });
-    const lines = createInterface({ input: this.subprocess.stdout });
-    lines.on('line', (line) => {
-      this.stdoutLines.push(line);
-      let message: WireMessage;
-      try {
-        message = JSON.parse(line) as WireMessage;
-      } catch {
-        return; // kept in stdoutLines; the test asserts on it
-      }
-      if (typeof message.id === 'number' && message.method === undefined) this.pending.get(message.id)?.(message);
-    });
-    this.subprocess.stderr.on('data', (chunk: Buffer) => {
-      this.stderr += chunk.toString('utf8');
-      for (const l of this.stderrListeners) l();
-    });
-    this.exited = this.subprocess.then((r) => {
-      throw new Error(`proxy exited (${r.exitCode}); stderr:\n${String(r.stderr)}`);
-    });
-    this.exited.catch(() => undefined);
-  }
-
-  /** Resolves with the first stderr log record matching `predicate`, as soon as it is written. */
-  waitForLog(predicate: (r: LogRecord) => boolean): Promise<LogRecord> {
-    return new Promise((resolve, reject) => {
-      const check = () => {
-        const complete = this.stderr.slice(0, this.stderr.lastIndexOf('\n') + 1);
-        const found = parseLogLines(complete).find(predicate);
-        if (!found) return;
-        this.stderrListeners.delete(check);
-        resolve(found);
-      };
-      this.stderrListeners.add(check);
-      this.exited.catch((err: unknown) => {
-        this.stderrListeners.delete(check);
-        reject(err as Error);
-      });
-      check();
-    });
-  }
-
-  /** Sends a request and resolves with its response message (result or error). */
-  async request(method: string, params?: Record<string, unknown>): Promise<WireMessage> {
-    const id = this.nextId++;
-    const response = new Promise<WireMessage>((resolve) => this.pending.set(id, resolve));
-    this.send({ jsonrpc: '2.0', id, method, ...(params ? { params } : {}) });
-    try {
-      return await Promise.race([response, this.exited]);
-    } finally {
-      this.pending.delete(id);
-    }
-  }
-
-  notify(method: string, params?: Record<string, unknown>): void {
-    this.send({ jsonrpc: '2.0', method, ...(params ? { params } : {}) });
-  }
-
-  /** initialize + notifications/initialized. */
-  async initialize(): Promise<WireMessage> {
-    const response = await this.request('initialize', {
-      protocolVersion: '2025-11-25',
-      capabilities: {},
-      clientInfo: { name: 'e2e-raw', version: '1.0.0' },
-    });
-    this.notify('notifications/initialized');
-    return response;
-  }
-
-  /** Reads a text resource through the proxy and parses it as JSON. */
-  async readJson(uri: string): Promise<Record<string, unknown>> {
-    const response = await this.request('resources/read', { uri });
-    const contents = (response.result?.contents ?? []) as { text?: string }[];
-    if (contents[0]?.text === undefined) throw new Error(`read ${uri} failed: ${JSON.stringify(response)}`);
-    return JSON.parse(contents[0].text) as Record<string, unknown>;
-  }
-
-  private send(message: unknown): void {
-    this.subprocess.stdin.write(`${JSON.stringify(message)}\n`);
-  }
-
-  /** Resolves with the exit result, or rejects when the process is still running after `ms`. */
-  async exit(ms = 10_000): Promise<Awaited<typeof this.subprocess>> {
-    let timer: NodeJS.Timeout | undefined;
-    const timeout = new Promise<never>((_, reject) => {
-      timer = setTimeout(() => reject(new Error(`proxy still running ${ms} ms later; stderr:\n${this.stderr}`)), ms);
-    });
-    try {
-      return await Promise.race([this.subprocess, timeout]);
-    } finally {
-      clearTimeout(timer);
-    }
-  }
-
-  async [Symbol.asyncDispose](): Promise<void> {
-    if (this.subprocess.exitCode === null && this.subprocess.signalCode === null) {
-      this.subprocess.stdin.end();
-      const timer = setTimeout(() => this.subprocess.kill('SIGKILL'), 3_000);
-      await this.subprocess;
-      clearTimeout(timer);
-    }
-    this.dir[Symbol.dispose]();
-  }
-}
+export { rpcError } from '../helpers/rpc-error.js';
 
 /** True while a process with this pid exists. */
 export function isAlive(pid: number): boolean {
@@ -452,17 +446,6 @@ export async function listAll(client: Client, kind: 'resources' | 'templates' = 
     if (out.pages.length > maxPages) throw new Error(`${kind} list did not end within ${maxPages} pages`);
   } while (cursor !== undefined);
   return out;
-}
-
-/** The JSON-RPC error a client request rejected with (throws when it resolved). */
-export async function rpcError(p: Promise<unknown>): Promise<{ code: unknown; message: string; data: unknown }> {
-  try {
-    await p;
-  } catch (err) {
-    const e = err as { code?: unknown; message: string; data?: unknown };
-    return { code: e.code, message: e.message, data: e.data };
-  }
-  throw new Error('expected the request to fail');
 }
 
 /** What the client sees for a "Resource not found" about `uri`. */

@@ -1,47 +1,20 @@
 // The Streamable HTTP endpoint through the built CLI: both eras, several principals, one upstream pool, auth, Origin/Host, limits, shutdown.
 import { request as httpRequest } from 'node:http';
-import { createInterface } from 'node:readline';
-import { execa, type ResultPromise } from 'execa';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import { ResourceUpdatedNotificationSchema } from '@modelcontextprotocol/sdk/types.js';
 import { Client as ModernClient, StreamableHTTPClientTransport as ModernHttpTransport } from '@modelcontextprotocol/client';
-import { CLI, RemoteFixture, TempDir, assertBuilt, runCli, upstreams, within } from './helpers.js';
+import { HttpGatewayProcess, RemoteFixture, TempDir, runCli, upstreams, within } from './helpers.js';
 
 const TOKENS = { alice: 'alice-token-0123456789abcdef', bob: 'bob-token-0123456789abcdef', carol: 'carol-token-0123456789abcdef' };
 const PASS = { '~standard': { version: 1, vendor: 'test', validate: (value: unknown) => ({ value }) } };
 
 /** The built CLI serving HTTP on 127.0.0.1 with an OS-assigned port; its log is parsed for `listening`. */
-class HttpGateway implements AsyncDisposable {
-  readonly dir = new TempDir();
-  private process!: ResultPromise<{ reject: false; stdin: 'ignore'; all: true }>;
-  url!: URL;
-  log = '';
-  /** Resolves when every upstream has made its first connection attempt (`upstreams started`). */
-  started!: Promise<void>;
+class HttpGateway extends HttpGatewayProcess {
   static async start(config: Record<string, unknown>, args: string[] = []): Promise<HttpGateway> {
-    assertBuilt();
     const g = new HttpGateway();
-    const file = g.dir.writeConfig(config);
-    g.process = execa(process.execPath, [CLI, 'serve', '--http', '--port', '0', '--config', file, '--log-level', 'debug', ...args], {
-      reject: false,
-      stdin: 'ignore',
-      all: true,
-    });
-    const lines = createInterface({ input: g.process.stderr! });
-    g.started = new Promise((resolve) => lines.on('line', (line) => line.includes('"msg":"upstreams started"') && resolve()));
-    g.url = await within(
-      new Promise<URL>((resolve, reject) => {
-        lines.on('line', (line) => {
-          g.log += `${line}\n`;
-          const record = JSON.parse(line) as { msg?: string; url?: string };
-          if (record.msg === 'listening' && record.url) resolve(new URL(record.url));
-        });
-        void g.process.then((r) => reject(new Error(`gateway exited ${r.exitCode}: ${g.log}`)));
-      }),
-      'the gateway to listen',
-    );
+    await g.spawn(g.dir.writeConfig(config), { logLevel: 'debug', args });
     return g;
   }
   origin(): string {
@@ -63,15 +36,6 @@ class HttpGateway implements AsyncDisposable {
       headers: { 'content-type': 'application/json', accept: 'application/json, text/event-stream', ...headers },
       body: typeof body === 'string' ? body : JSON.stringify(body),
     });
-  }
-  /** SIGTERM; resolves with the exit code. */
-  async stop(): Promise<number | undefined> {
-    this.process.kill('SIGTERM');
-    return (await this.process).exitCode;
-  }
-  async [Symbol.asyncDispose](): Promise<void> {
-    if (this.process.exitCode === null) await this.stop();
-    this.dir[Symbol.dispose]();
   }
 }
 

@@ -1,11 +1,9 @@
 // Identity on every HTTP request, through the built CLI: reloads (SIGHUP) demote and revoke open sessions, GET streams, subscriptions and listens; sessions are bound to their credential.
 import { existsSync, readFileSync } from 'node:fs';
-import { createInterface } from 'node:readline';
-import { execa, type ResultPromise } from 'execa';
 import { SignJWT } from 'jose';
 import { describe, expect, it } from 'vitest';
 import { Stream } from '../helpers/sse-stream.js';
-import { CLI, TempDir, assertBuilt, upstreams, within } from './helpers.js';
+import { HttpGatewayProcess, TempDir, upstreams, within } from './helpers.js';
 
 const TOKENS = {
   alice: 'alice-token-0123456789abcdef',
@@ -42,42 +40,17 @@ const jwt = (claims: Record<string, unknown>, expiresIn = '10m') =>
     .sign(new TextEncoder().encode(SECRET));
 
 /** The built CLI serving HTTP on an OS port, its config file rewritable and reloaded by SIGHUP. */
-class Gateway implements AsyncDisposable {
-  readonly dir = new TempDir();
-  private process!: ResultPromise<{ reject: false; stdin: 'ignore'; all: true }>;
+class Gateway extends HttpGatewayProcess {
   private file!: string;
-  url!: URL;
-  log = '';
-  private lineListeners = new Set<(line: string) => void>();
   private ids = 100;
   private streams: Stream[] = [];
 
   static async start(roles: Partial<Record<keyof typeof TOKENS, string[]>>): Promise<Gateway> {
-    assertBuilt();
     const g = new Gateway();
     g.file = g.dir.writeConfig(configOf(g.dir, roles));
-    g.process = execa(process.execPath, [CLI, 'serve', '--http', '--port', '0', '--config', g.file, '--log-level', 'info'], { reject: false, stdin: 'ignore', all: true });
-    createInterface({ input: g.process.stderr! }).on('line', (line) => {
-      g.log += `${line}\n`;
-      for (const l of g.lineListeners) l(line);
-    });
-    const started = g.nextLog((r) => r.msg === 'upstreams started');
-    g.url = new URL((await within(g.nextLog((r) => r.msg === 'listening'), 'the gateway to listen')).url as string);
-    await within(started, 'the upstreams to start');
+    await g.spawn(g.file, { logLevel: 'info' });
+    await within(g.started, 'the upstreams to start');
     return g;
-  }
-
-  /** The first log record from now on that matches. */
-  nextLog(match: (r: Record<string, unknown>) => boolean): Promise<Record<string, unknown>> {
-    return new Promise((resolve) => {
-      const l = (line: string) => {
-        const r = JSON.parse(line) as Record<string, unknown>;
-        if (!match(r)) return;
-        this.lineListeners.delete(l);
-        resolve(r);
-      };
-      this.lineListeners.add(l);
-    });
   }
 
   /** Rewrites the config with these principals and roles, sends SIGHUP, and resolves once the reload is logged. */
@@ -181,13 +154,9 @@ class Gateway implements AsyncDisposable {
       .map((r) => r.outcome as string);
   }
 
-  async [Symbol.asyncDispose](): Promise<void> {
+  override async [Symbol.asyncDispose](): Promise<void> {
     for (const s of this.streams) s.close();
-    if (this.process.exitCode === null) {
-      this.process.kill('SIGTERM');
-      await this.process;
-    }
-    this.dir[Symbol.dispose]();
+    await super[Symbol.asyncDispose]();
   }
 }
 

@@ -1,10 +1,8 @@
 // A 2026-07-28 client (SDK v2, auto negotiation) through the built CLI, beside a 2025 one, over upstreams of both eras.
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { Client } from '@modelcontextprotocol/client';
 import { ResourceUpdatedNotificationSchema } from '@modelcontextprotocol/sdk/types.js';
-import { StdioClientTransport } from '@modelcontextprotocol/client/stdio';
-import { ProxyProcess, CLI, ROOT, RemoteFixture, TempDir, assertBuilt, notFound, rpcError, upstreams, within } from './helpers.js';
+import { V2Proxy, ProxyProcess, ROOT, RemoteFixture, notFound, rpcError, upstreams, within } from './helpers.js';
 
 const MODERN = path.join(ROOT, 'test', 'fixtures', 'modern-server.mjs');
 
@@ -18,40 +16,9 @@ const CONFIG = {
   list: { maxItemsPerPage: 4 },
 };
 
-/** The built CLI on stdio with a v2 client that negotiates (2026-07-28 first, as Claude Code does). */
-class ModernProxy implements AsyncDisposable {
-  readonly dir = new TempDir();
-  readonly client = new Client({ name: 'e2e-modern', version: '1.0.0' }, { versionNegotiation: { mode: 'auto' } });
-  readonly transport: StdioClientTransport;
-  constructor(config: unknown) {
-    assertBuilt();
-    this.transport = new StdioClientTransport({
-      command: process.execPath,
-      args: [CLI, '--config', this.dir.writeConfig(config), '--log-level', 'warn'],
-      env: {},
-      cwd: this.dir.path,
-      stderr: 'pipe',
-    });
-  }
-  async start(): Promise<this> {
-    await this.client.connect(this.transport);
-    return this;
-  }
-  /** A raw request: the result exactly as the proxy sent it (no client-side cache, no typed helper). */
-  raw(method: string, params: Record<string, unknown> = {}): Promise<Record<string, unknown>> {
-    return this.client.request({ method, params } as never, { '~standard': { version: 1, vendor: 'test', validate: (v: unknown) => ({ value: v }) } } as never) as Promise<
-      Record<string, unknown>
-    >;
-  }
-  async [Symbol.asyncDispose](): Promise<void> {
-    await this.client.close().catch(() => undefined);
-    this.dir[Symbol.dispose]();
-  }
-}
-
 type Page = Record<string, unknown> & { resources: { uri: string }[]; nextCursor?: string; ttlMs: number; cacheScope: string };
 
-async function pages(p: ModernProxy): Promise<Page[]> {
+async function pages(p: V2Proxy): Promise<Page[]> {
   const out: Page[] = [];
   let cursor: string | undefined;
   do {
@@ -63,10 +30,10 @@ async function pages(p: ModernProxy): Promise<Page[]> {
 }
 
 describe('a 2026-07-28 client', () => {
-  let modern: ModernProxy;
+  let modern: V2Proxy;
   let legacy: ProxyProcess;
   beforeAll(async () => {
-    [modern, legacy] = await Promise.all([new ModernProxy(CONFIG).start(), ProxyProcess.start(CONFIG)]);
+    [modern, legacy] = await Promise.all([new V2Proxy(CONFIG).start(), ProxyProcess.start(CONFIG)]);
   });
   afterAll(async () => {
     await Promise.all([modern?.[Symbol.asyncDispose](), legacy?.[Symbol.asyncDispose]()]);
@@ -170,7 +137,7 @@ describe('a 2026-07-28 client', () => {
 
 describe('a 2026-07-28 client in front of 2026 upstreams only', () => {
   it('gets public list pages with the upstream’s TTL (the minimum of the parts)', async () => {
-    await using p = await new ModernProxy({
+    await using p = await new V2Proxy({
       servers: { a: { command: process.execPath, args: [MODERN], protocol: '2026-07-28' }, b: { command: process.execPath, args: [MODERN], protocol: '2026-07-28' } },
     }).start();
     const [page] = await pages(p);
@@ -196,7 +163,7 @@ describe('upstreams of both eras over stdio and HTTP, to clients of both eras', 
       reconnect: { initialDelayMs: 50, maxDelayMs: 200 },
     };
     try {
-      await using p = await new ModernProxy(config).start();
+      await using p = await new V2Proxy(config).start();
       await using q = await ProxyProcess.start(config);
       // Both clients, one catalog: the two modern upstreams serve the same URIs, kept apart by namespace.
       const modernUris = (await pages(p)).flatMap((pg) => pg.resources.map((r) => r.uri));

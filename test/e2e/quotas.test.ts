@@ -1,10 +1,8 @@
 // Every principal bounded, through the built CLI over real HTTP: one principal at each limit, another one unaffected.
 import { readFileSync } from 'node:fs';
 import { connect, type Socket } from 'node:net';
-import { createInterface } from 'node:readline';
-import { execa, type ResultPromise } from 'execa';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { CLI, TempDir, assertBuilt, upstreams, within } from './helpers.js';
+import { HttpGatewayProcess, upstreams, within } from './helpers.js';
 
 const TOKENS = { alice: 'alice-token-0123456789abcdef', mallory: 'mallory-token-0123456789abcdef' };
 const MODERN = '2026-07-28';
@@ -18,41 +16,18 @@ const modernHeaders = (method: string, params: Record<string, unknown>): Record<
 });
 
 /** The built CLI serving HTTP on an OS-assigned port, with an audit file. */
-class Gateway implements AsyncDisposable {
-  readonly dir = new TempDir();
-  process!: ResultPromise<{ reject: false; stdin: 'ignore'; all: true }>;
-  url!: URL;
-  log = '';
-  started!: Promise<void>;
+class Gateway extends HttpGatewayProcess {
   readonly audit = this.dir.file('audit.jsonl');
 
   /** `direct`: run `dist/cli.js` itself, so its shebang's V8 settings apply (as installed); else `node dist/cli.js`. */
   static async start(config: Record<string, unknown>, direct = false): Promise<Gateway> {
-    assertBuilt();
     const g = new Gateway();
     const file = g.dir.writeConfig({
       auth: { tokens: [{ principal: 'alice', token: TOKENS.alice }, { principal: 'mallory', token: TOKENS.mallory }] },
       audit: { file: g.audit },
       ...config,
     });
-    const args = ['serve', '--http', '--port', '0', '--config', file];
-    g.process = direct
-      ? execa(CLI, args, { reject: false, stdin: 'ignore', all: true })
-      : execa(process.execPath, [CLI, ...args], { reject: false, stdin: 'ignore', all: true });
-    const lines = createInterface({ input: g.process.stderr! });
-    g.started = new Promise((resolve) => lines.on('line', (line) => line.includes('"msg":"upstreams started"') && resolve()));
-    g.url = await within(
-      new Promise<URL>((resolve, reject) => {
-        lines.on('line', (line) => {
-          g.log += `${line}\n`;
-          const record = JSON.parse(line) as { msg?: string; url?: string };
-          if (record.msg === 'listening' && record.url) resolve(new URL(record.url));
-        });
-        void g.process.then((r) => reject(new Error(`gateway exited ${r.exitCode}: ${g.log}`)));
-      }),
-      'the gateway to listen',
-      30_000, // spawning is slow on a loaded machine
-    );
+    await g.spawn(file, { direct, listenMs: 30_000 }); // spawning is slow on a loaded machine
     await within(g.started, 'the upstreams to start', 30_000);
     return g;
   }
@@ -90,14 +65,6 @@ class Gateway implements AsyncDisposable {
     const kb = new RegExp(`^${field}:\\s+(\\d+) kB`, 'm').exec(status);
     if (!kb) throw new Error(`no ${field} in /proc/<pid>/status`);
     return Number(kb[1]) * 1024;
-  }
-
-  async [Symbol.asyncDispose](): Promise<void> {
-    if (this.process.exitCode === null) {
-      this.process.kill('SIGTERM');
-      await this.process;
-    }
-    this.dir[Symbol.dispose]();
   }
 }
 

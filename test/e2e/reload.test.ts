@@ -1,19 +1,16 @@
 // Reloads through the built CLI: weakenings unsaid are refused, --watch follows every kind of save, servers edits apply, reload --check.
 import { readFileSync, renameSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
-import { createInterface } from 'node:readline';
 import { setTimeout as delay } from 'node:timers/promises';
-import { execa, type ResultPromise } from 'execa';
 import { describe, expect, it } from 'vitest';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import { ResourceListChangedNotificationSchema } from '@modelcontextprotocol/sdk/types.js';
 import {
-  CLI,
+  HttpGatewayProcess,
   ProxyProcess,
   ROOT,
   TempDir,
-  assertBuilt,
   listAll,
   notFound,
   parseLogLines,
@@ -112,53 +109,22 @@ describe('reload refuses what would weaken security unsaid (SIGHUP)', () => {
 });
 
 /** The built CLI serving HTTP; stderr parsed as it comes. */
-class Gateway implements AsyncDisposable {
-  readonly dir = new TempDir();
-  readonly file: string;
-  private process!: ResultPromise<{ reject: false; stdin: 'ignore' }>;
-  private text = '';
-  private readonly waiters = new Set<() => void>();
-  port = 0;
-
-  private constructor(config: unknown) {
-    this.file = this.dir.writeConfig(config);
-  }
+class Gateway extends HttpGatewayProcess {
+  file!: string;
 
   static async start(config: unknown, args: string[]): Promise<Gateway> {
-    assertBuilt();
-    const g = new Gateway(config);
-    g.process = execa(process.execPath, [CLI, 'serve', '--http', '--port', '0', '--config', g.file, '--log-level', 'info', ...args], { reject: false, stdin: 'ignore' });
-    createInterface({ input: g.process.stderr! }).on('line', (line) => {
-      g.text += `${line}\n`;
-      for (const w of [...g.waiters]) w();
-    });
-    const listening = await g.waitForLog((r) => r.msg === 'listening');
-    g.port = Number(new URL(String(listening.url)).port);
+    const g = new Gateway();
+    g.file = g.dir.writeConfig(config);
+    await g.spawn(g.file, { logLevel: 'info', args });
     return g;
   }
 
-  get url(): string {
-    return `http://127.0.0.1:${this.port}/mcp`;
-  }
-
-  waitForLog(predicate: (r: LogRecord) => boolean): Promise<LogRecord> {
-    return within(
-      new Promise<LogRecord>((resolve) => {
-        const check = () => {
-          const found = parseLogLines(this.text).find(predicate);
-          if (!found) return;
-          this.waiters.delete(check);
-          resolve(found);
-        };
-        this.waiters.add(check);
-        check();
-      }),
-      'a gateway log record',
-    );
+  get port(): number {
+    return Number(this.url.port);
   }
 
   waitForCount(predicate: (r: LogRecord) => boolean, count: number): Promise<LogRecord> {
-    return this.waitForLog(() => parseLogLines(this.text).filter(predicate).length >= count);
+    return this.waitForLog(() => parseLogLines(this.log).filter(predicate).length >= count);
   }
 
   reload(config: unknown): void {
@@ -168,19 +134,13 @@ class Gateway implements AsyncDisposable {
 
   /** The status of an `initialize` POST with these headers. */
   async initialize(headers: Record<string, string> = {}): Promise<number> {
-    const res = await fetch(this.url, {
+    const res = await fetch(`http://127.0.0.1:${this.port}/mcp`, {
       method: 'POST',
       headers: { 'content-type': 'application/json', accept: 'application/json, text/event-stream', host: `127.0.0.1:${this.port}`, ...headers },
       body: JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'initialize', params: { protocolVersion: '2025-11-25', capabilities: {}, clientInfo: { name: 'raw', version: '1' } } }),
     });
     await res.body?.cancel();
     return res.status;
-  }
-
-  async [Symbol.asyncDispose](): Promise<void> {
-    this.process.kill('SIGTERM');
-    await this.process;
-    this.dir[Symbol.dispose]();
   }
 }
 

@@ -1,14 +1,13 @@
 // One canonical URI per request, through the built CLI: hostile spellings against upstreams that parse URIs four ways never reach a denied file.
 import { readFileSync, existsSync } from 'node:fs';
 import path from 'node:path';
-import { createInterface } from 'node:readline';
-import { execa } from 'execa';
 import { describe, expect, it } from 'vitest';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import { normalizeUri } from '../../src/uri/normalize-uri.js';
 import { hostileSpellings } from '../helpers/hostile-uris.js';
-import { CLI, RawSession, ROOT, TempDir, rpcError, within, type WireMessage } from './helpers.js';
+import { HttpGatewayProcess, ROOT, TempDir, rpcError } from './helpers.js';
+import { WireSession, type Answer } from './wire.js';
 
 const FIXTURE = path.join(ROOT, 'test', 'fixtures', 'uri-styles.mjs');
 const STYLES = ['exact', 'whatwg', 'strip', 'template'] as const;
@@ -20,15 +19,15 @@ interface Recorded {
   path: string | null;
 }
 
-function gateway(policy: unknown): { session: RawSession; logs: () => Recorded[] } {
-  const session = new RawSession(
+function gateway(policy: unknown): { session: WireSession; logs: () => Recorded[] } {
+  const session = new WireSession(
     {
       servers: Object.fromEntries(
         STYLES.map((style) => [style, { command: process.execPath, args: [FIXTURE, '--style', style, '--log', `${style}.jsonl`] }]),
       ),
       policy,
     },
-    ['--log-level', 'warn'],
+    { logLevel: 'warn' },
   );
   const logs = () =>
     STYLES.flatMap((style) => {
@@ -39,10 +38,10 @@ function gateway(policy: unknown): { session: RawSession; logs: () => Recorded[]
 }
 
 /** The exact line the gateway wrote for `response`. */
-function lineOf(session: RawSession, response: WireMessage): string {
+function lineOf(session: WireSession, response: Answer): string {
   const line = [...session.stdoutLines].reverse().find((l) => {
     try {
-      const m = JSON.parse(l) as WireMessage;
+      const m = JSON.parse(l) as Answer;
       return m.id === response.id && m.method === undefined;
     } catch {
       return false;
@@ -145,18 +144,9 @@ describe('one canonical URI per request (four upstream URI parsers)', () => {
       auth: { tokens: [{ principal: 'pat', roles: ['public'], token: 'pat-token-0123456789abcdef' }] },
       policy: { default: 'deny', rules: [{ id: 'public', effect: 'allow', roles: ['public'], resources: ['file:///public/**'] }] },
     });
-    const gw = execa(process.execPath, [CLI, 'serve', '--http', '--port', '0', '--config', config], { reject: false, stdin: 'ignore' });
+    const gw = await HttpGatewayProcess.serve(config);
     try {
-      const lines = createInterface({ input: gw.stderr! });
-      const url = await within(
-        new Promise<URL>((resolve) =>
-          lines.on('line', (l) => {
-            const r = JSON.parse(l) as { msg?: string; url?: string };
-            if (r.msg === 'listening' && r.url) resolve(new URL(r.url));
-          }),
-        ),
-        'listening',
-      );
+      const { url } = gw;
       const client = new Client({ name: 'c', version: '1' });
       await client.connect(new StreamableHTTPClientTransport(url, { requestInit: { headers: { authorization: 'Bearer pat-token-0123456789abcdef' } } }));
       for (const { uri } of (await client.listResources()).resources) {
@@ -174,8 +164,7 @@ describe('one canonical URI per request (four upstream URI parsers)', () => {
       expect(records.length).toBeGreaterThan(0);
       for (const r of records) expect(r.path === null || r.path.startsWith('/public/'), JSON.stringify(r)).toBe(true);
     } finally {
-      gw.kill('SIGTERM');
-      await gw;
+      await gw[Symbol.asyncDispose]();
     }
   }, 120_000); // about 1,000 requests each: slow on a loaded machine
 });

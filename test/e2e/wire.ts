@@ -1,6 +1,6 @@
-// Helpers for the hostile-peer suites: the built CLI on stdio spoken to byte by byte (any line, any id),
-// every answer kept and matched by id, waits that end on an event (a stdout line, a log line, exit)
-// or fail with a readable message after a bound. No sleeps.
+// The one raw stdio client: the built CLI on stdio spoken to byte by byte (any line, any id), every
+// answer kept and matched by id, waits that end on an event (a stdout line, a log line, exit) or fail
+// with a readable message after a bound. No sleeps. Used by the hostile-peer suites and the CLI tests.
 import { spawn, type ChildProcessWithoutNullStreams } from 'node:child_process';
 import { readFileSync } from 'node:fs';
 import path from 'node:path';
@@ -45,6 +45,8 @@ export function rssBytes(pid: number): number {
 export interface WireOptions {
   /** --log-level. Default: "info" (upstream lifecycle records are info). */
   logLevel?: string;
+  /** The config file's name; its extension picks the format (`config` is written as JSON, or a string as-is). Default: mcp-federate.json. */
+  configName?: string;
   /**
    * Read the proxy's stdout. Default: true. With false nothing ever reads it: once the OS pipe and
    * the stream's small buffer are full, the proxy's writes have nowhere to go (a stalled client).
@@ -76,7 +78,7 @@ export class WireSession implements AsyncDisposable {
 
   constructor(config: unknown, options: WireOptions = {}) {
     assertBuilt();
-    const configFile = this.dir.writeConfig(config);
+    const configFile = this.dir.writeConfig(config, options.configName);
     this.child = spawn(process.execPath, [CLI, '--config', configFile, '--log-level', options.logLevel ?? 'info'], {
       cwd: this.dir.path,
       env: { PATH: process.env.PATH ?? '', MCP_FEDERATE_E2E: '1' },
@@ -127,6 +129,11 @@ export class WireSession implements AsyncDisposable {
   /** Writes one message as one line. */
   send(message: unknown): Promise<void> {
     return this.write(`${JSON.stringify(message)}\n`);
+  }
+
+  /** Every stdout line so far, as written. */
+  get stdoutLines(): string[] {
+    return this.lines.map((l) => l.raw);
   }
 
   /** Answers seen so far for `id`. */
@@ -183,6 +190,11 @@ export class WireSession implements AsyncDisposable {
     return text;
   }
 
+  /** A text resource read and parsed as JSON (throws with the answer when the read failed). */
+  async readJson(uri: string, ms = EVENT_MS): Promise<Record<string, unknown>> {
+    return JSON.parse(await this.readText(uri, ms)) as Record<string, unknown>;
+  }
+
   /**
    * Log records written so far. Lines that are not JSON (a Node warning, a crash's stack trace) are
    * skipped here; they stay in `stderr` for failure messages.
@@ -210,14 +222,21 @@ export class WireSession implements AsyncDisposable {
     await this.until(() => this.logCount(match) >= n, `${n} log record(s): ${what}`, ms);
   }
 
+  /** The first log record matching `match`, as soon as it is written. */
+  async waitForLog(match: (r: LogRecord) => boolean, what = 'a matching log record', ms = EVENT_MS): Promise<LogRecord> {
+    await this.until(() => this.logs().some(match), what, ms);
+    return this.logs().find(match) as LogRecord;
+  }
+
   /** The end of stderr, for failure messages. */
   tail(chars = 4000): string {
     return this.stderr.slice(-chars);
   }
 
-  /** Resolves with the exit, or rejects after `ms`. */
-  exit(ms = EVENT_MS): Promise<{ code: number | null; signal: NodeJS.Signals | null }> {
-    return within(this.exited, `the proxy to exit; stderr:\n${this.tail()}`, ms);
+  /** Resolves with the exit in execa's terms (exit code, signal or undefined, the whole stderr), or rejects after `ms`. */
+  async exit(ms = EVENT_MS): Promise<{ exitCode: number | null; signal: NodeJS.Signals | undefined; stderr: string }> {
+    const { code, signal } = await within(this.exited, `the proxy to exit; stderr:\n${this.tail()}`, ms);
+    return { exitCode: code, signal: signal ?? undefined, stderr: this.stderr };
   }
 
   async [Symbol.asyncDispose](): Promise<void> {

@@ -109,14 +109,3 @@ export async function startHarness(options: HarnessOptions): Promise<Harness> {
     },
   };
 }
-
-/** The JSON-RPC error a client request rejected with. */
-export async function rpcError(p: Promise<unknown>): Promise<{ code: number; message: string; data?: unknown }> {
-  try {
-    await p;
-  } catch (err) {
-    const e = err as { code: number; message: string; data?: unknown };
-    return { code: e.code, message: e.message, data: e.data };
-  }
-  throw new Error('expected the request to fail');
-}

@@ -1,26 +1,15 @@
 // Access policy, rate limits and audit through the whole proxy: no leak on any path, decide() agrees with every answer, one record per decision.
 import { describe, expect, it } from 'vitest';
 import { ResourceUpdatedNotificationSchema } from '@modelcontextprotocol/sdk/types.js';
-import type { AuditEntry, AuditLog } from '../../src/audit/log.js';
 import { compilePolicy, type PolicyAction } from '../../src/access/policy.js';
 import { parseConfig } from '../../src/config/load.js';
 import { createUpstreamServer, newStats } from '../helpers/upstream-server.js';
-import { rpcError, startHarness } from '../helpers/harness.js';
-import { within } from '../e2e/helpers.js';
+import { startHarness } from '../helpers/harness.js';
+import { rpcError } from '../helpers/rpc-error.js';
+import { within } from '../helpers/gate.js';
+import { memoryAudit } from '../helpers/memory-audit.js';
 
 const text = (uri: string, body = `body of ${uri}`) => ({ contents: [{ uri, mimeType: 'text/plain', text: body }] });
-
-/** An audit log that keeps its entries in memory. */
-function memoryAudit(): AuditLog & { entries: AuditEntry[] } {
-  const entries: AuditEntry[] = [];
-  return {
-    entries,
-    record: (e) => void entries.push(e),
-    recordBatched: async (e) => void entries.push(e),
-    close: () => undefined,
-    [Symbol.asyncDispose]: async () => undefined,
-  };
-}
 
 const DOCS = ['file:///handbook/a.md', 'file:///handbook/b.md', 'file:///secrets/keys.txt', 'file:///secrets/plan.md', 'file:///public/readme.md'];
 const policy = {

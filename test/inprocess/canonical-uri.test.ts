@@ -1,12 +1,13 @@
 // One canonical URI per request, through a real client and upstream: what is decided is what is forwarded; refused spellings never leave; issued ones stay readable.
 import { describe, expect, it } from 'vitest';
 import { McpError } from '@modelcontextprotocol/sdk/types.js';
-import type { AuditEntry, AuditLog } from '../../src/audit/log.js';
 import { normalizeUri } from '../../src/uri/normalize-uri.js';
 import { compilePolicy } from '../../src/access/policy.js';
 import { parseConfig } from '../../src/config/load.js';
 import { createUpstreamServer } from '../helpers/upstream-server.js';
-import { rpcError, startHarness } from '../helpers/harness.js';
+import { startHarness } from '../helpers/harness.js';
+import { rpcError } from '../helpers/rpc-error.js';
+import { memoryAudit } from '../helpers/memory-audit.js';
 
 const ALICE = { principal: 'alice', roles: ['eng'], transport: 'stdio' as const };
 const POLICY = {
@@ -17,16 +18,6 @@ const POLICY = {
     { id: 'no-admin', effect: 'deny' as const, resources: ['https://h.example/admin/**'] },
   ],
 };
-
-function memoryAudit(): AuditLog & { entries: AuditEntry[] } {
-  const entries: AuditEntry[] = [];
-  return {
-    entries,
-    record: (e) => void entries.push(e),
-    recordBatched: async (e) => void entries.push(e),
-    close: async () => undefined,
-  } as AuditLog & { entries: AuditEntry[] };
-}
 
 /** A seeded generator of URIs: mixed case, escapes, dot segments, authorities, NFC and NFD, queries and fragments. */
 function uriGenerator(seed: number) {

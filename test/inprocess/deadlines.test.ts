@@ -1,7 +1,8 @@
 // Upstream deadlines and fairness: timeoutMs counts queue wait; a hung URI cannot starve the others.
 import { describe, expect, it } from 'vitest';
 import { createUpstreamServer } from '../helpers/upstream-server.js';
-import { rpcError, startHarness } from '../helpers/harness.js';
+import { startHarness } from '../helpers/harness.js';
+import { rpcError } from '../helpers/rpc-error.js';
 import { counter } from '../helpers/gate.js';
 
 const text = (uri: string, body: string) => ({ contents: [{ uri, mimeType: 'text/plain', text: body }] });

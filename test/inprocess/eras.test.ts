@@ -3,8 +3,9 @@ import { describe, expect, it } from 'vitest';
 import { ResourceUpdatedNotificationSchema } from '@modelcontextprotocol/sdk/types.js';
 import type { Client as ModernClient } from '@modelcontextprotocol/client';
 import { createUpstreamServer, newStats } from '../helpers/upstream-server.js';
-import { rpcError, startHarness } from '../helpers/harness.js';
-import { within } from '../e2e/helpers.js';
+import { startHarness } from '../helpers/harness.js';
+import { rpcError } from '../helpers/rpc-error.js';
+import { within } from '../helpers/gate.js';
 
 const text = (uri: string, body: string) => ({ contents: [{ uri, mimeType: 'text/plain', text: body }] });
 

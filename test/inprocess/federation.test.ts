@@ -5,7 +5,8 @@ import { CancelledNotificationSchema, McpError } from '@modelcontextprotocol/sdk
 import { z } from 'zod';
 import { META_INCOMPLETE } from '../../src/protocol.js';
 import { createUpstreamServer, newStats, richResource } from '../helpers/upstream-server.js';
-import { rpcError, startHarness } from '../helpers/harness.js';
+import { startHarness } from '../helpers/harness.js';
+import { rpcError } from '../helpers/rpc-error.js';
 
 const range = (n: number, f: (i: number) => string) => Array.from({ length: n }, (_, i) => f(i));
 

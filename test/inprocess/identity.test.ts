@@ -8,7 +8,7 @@ import { createHttpEndpoint } from '../../src/serve/http/endpoint.js';
 import { startHarness, type Harness } from '../helpers/harness.js';
 import { Stream } from '../helpers/sse-stream.js';
 import { createUpstreamServer, type UpstreamHandle } from '../helpers/upstream-server.js';
-import { within } from '../e2e/helpers.js';
+import { within } from '../helpers/gate.js';
 
 const T = Date.UTC(2030, 0, 1) / 1000; // the injected clock starts here (seconds)
 const SECRET = 'a-shared-secret-of-at-least-32-bytes!';

@@ -8,19 +8,8 @@ import { META_INCOMPLETE } from '../../src/protocol.js';
 import type { CallerIdentity } from '../../src/proxy.js';
 import { createUpstreamServer, newStats } from '../helpers/upstream-server.js';
 import { startHarness } from '../helpers/harness.js';
-import { within } from '../e2e/helpers.js';
-
-/** A small seeded PRNG (mulberry32), so a failing shape is reproducible from its seed. */
-function prng(seed: number): () => number {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
+import { within } from '../helpers/gate.js';
+import { prng } from '../helpers/prng.js';
 
 const caller = (principal: string): CallerIdentity => ({ principal, roles: [], transport: 'stdio' });
 const ALICE = caller('alice');

@@ -6,7 +6,8 @@ import { parseConfig } from '../../src/config/load.js';
 import { planReload } from '../../src/config/reload-diff.js';
 import type { Proxy } from '../../src/proxy.js';
 import { createUpstreamServer, newStats, type UpstreamHandle } from '../helpers/upstream-server.js';
-import { rpcError, startHarness } from '../helpers/harness.js';
+import { startHarness } from '../helpers/harness.js';
+import { rpcError } from '../helpers/rpc-error.js';
 import { counter } from '../helpers/gate.js';
 
 const inmemory = (id: string, fields: Record<string, unknown> = {}) => ({ command: `inmemory:${id}`, ...fields });

@@ -3,7 +3,8 @@ import { afterEach, describe, expect, it, vi } from 'vitest';
 import type { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { ResourceUpdatedNotificationSchema } from '@modelcontextprotocol/sdk/types.js';
 import { createUpstreamServer, newStats, type UpstreamHandle } from '../helpers/upstream-server.js';
-import { rpcError, startHarness } from '../helpers/harness.js';
+import { startHarness } from '../helpers/harness.js';
+import { rpcError } from '../helpers/rpc-error.js';
 import { counter } from '../helpers/gate.js';
 
 /** Records the updated notifications a client receives. */

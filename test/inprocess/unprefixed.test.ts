@@ -2,7 +2,8 @@
 import { describe, expect, it } from 'vitest';
 import { ResourceUpdatedNotificationSchema } from '@modelcontextprotocol/sdk/types.js';
 import { createUpstreamServer, newStats, type UpstreamHandle } from '../helpers/upstream-server.js';
-import { rpcError, startHarness } from '../helpers/harness.js';
+import { startHarness } from '../helpers/harness.js';
+import { rpcError } from '../helpers/rpc-error.js';
 import { counter } from '../helpers/gate.js';
 
 const NOT_FOUND = -32002;

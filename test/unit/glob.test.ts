@@ -1,6 +1,7 @@
 // Glob automaton: semantics table, syntax errors, prefix questions, fuzz against a reference matcher, linear work.
 import { describe, expect, it } from 'vitest';
 import { compileGlob, globProblem, GlobSyntaxError, MAX_GLOB_LENGTH, type GlobWork } from '../../src/uri/glob.js';
+import { prng } from '../helpers/prng.js';
 
 describe('glob semantics', () => {
   it.each([
@@ -180,23 +181,11 @@ function refMatch(tokens: RefToken[], input: string, prefixOnly = false): boolea
   return go(0, 0);
 }
 
-/** mulberry32: a small seeded generator, so a failure replays with FUZZ_SEED. */
-function rng(seed: number): () => number {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
-
 const SEED = Number(process.env.FUZZ_SEED ?? 20_260_728);
 const PAIRS = 12_000;
 
 describe(`glob fuzz (FUZZ_SEED=${SEED})`, () => {
-  const random = rng(SEED);
+  const random = prng(SEED);
   const pick = <T>(items: readonly T[]): T => items[Math.floor(random() * items.length)]!;
   const PATTERN_PIECES = ['a', 'b', '/', ':', '.', '*', '**', '?', '😀', '\\*', 'ab', '/**/', '/**'];
   const CHARS = ['a', 'b', '/', ':', '.', '*', 'é', '😀'];

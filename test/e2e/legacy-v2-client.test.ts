@@ -1,0 +1,102 @@
+// A 2025-11-25 client on SDK v2 (its default, legacy negotiation) through the built CLI, beside one on SDK v1: the 2025 path driven by both SDKs.
+import path from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { ResourceNotFoundError } from '@modelcontextprotocol/client';
+import { ProxyProcess, ROOT, V2Proxy, listAll, notFound, rpcError, upstreams, within } from './helpers.js';
+
+const MODERN = path.join(ROOT, 'test', 'fixtures', 'modern-server.mjs');
+
+const CONFIG = {
+  servers: {
+    legacy: { ...upstreams.fixture('--resources', '3', '--subscribe'), protocol: '2025-11-25' },
+    modern: { command: process.execPath, args: [MODERN], protocol: '2026-07-28' },
+  },
+  subscriptions: { coalesceMs: 0 },
+  list: { maxItemsPerPage: 4 },
+};
+
+describe('a 2025-11-25 client on SDK v2', () => {
+  let v2: V2Proxy;
+  let v1: ProxyProcess;
+  beforeAll(async () => {
+    [v2, v1] = await Promise.all([new V2Proxy(CONFIG, 'legacy').start(), ProxyProcess.start(CONFIG)]);
+  });
+  afterAll(async () => {
+    await Promise.all([v2?.[Symbol.asyncDispose](), v1?.[Symbol.asyncDispose]()]);
+  });
+
+  it('is served 2025-11-25 (initialize, no server/discover), as the SDK v1 client is', () => {
+    expect(v2.client.getNegotiatedProtocolVersion()).toBe('2025-11-25');
+    expect(v2.client.getServerVersion()?.name).toBe('mcp-federate');
+    expect(v1.client.getServerVersion()?.name).toBe('mcp-federate');
+  });
+
+  it('lists the same merged catalog as the SDK v1 client, aggregated and page by page, with no 2026 fields', async () => {
+    const v1List = await listAll(v1.client);
+    const v1Uris = v1List.items.map((r) => r.uri);
+    expect(v1Uris).toEqual(expect.arrayContaining(['legacy+fixture://res/0', 'modern+modern://doc/1']));
+    // SDK v2 walks every page itself when no cursor is given...
+    expect((await v2.client.listResources()).resources.map((r) => r.uri)).toEqual(v1Uris);
+    // ...and a raw walk shows the pages as the proxy sent them.
+    const pages: Record<string, unknown>[] = [];
+    let cursor: string | undefined;
+    do {
+      const page = await v2.raw('resources/list', cursor === undefined ? {} : { cursor });
+      pages.push(page);
+      cursor = page.nextCursor as string | undefined;
+    } while (cursor !== undefined && pages.length < 20);
+    expect(pages.length).toBeGreaterThan(1);
+    expect(pages.flatMap((p) => (p.resources as { uri: string }[]).map((r) => r.uri))).toEqual(v1Uris);
+    for (const page of pages) {
+      expect(page).not.toHaveProperty('ttlMs');
+      expect(page).not.toHaveProperty('cacheScope');
+    }
+  });
+
+  it('reads what the SDK v1 client reads, from upstreams of either era', async () => {
+    for (const uri of ['legacy+fixture://res/1', 'modern+modern://doc/1']) {
+      const [a, b] = await Promise.all([v2.client.readResource({ uri }), v1.client.readResource({ uri })]);
+      expect(a.contents).toEqual(b.contents);
+      expect(a.contents).toEqual([expect.objectContaining({ uri })]);
+      expect(a).not.toHaveProperty('ttlMs');
+    }
+  });
+
+  it('not found is -32002 with data.uri on the wire, as to the SDK v1 client, which SDK v2 surfaces as ResourceNotFoundError', async () => {
+    const wire: { error?: { code: number; data?: unknown } }[] = [];
+    const deliver = v2.transport.onmessage!;
+    v2.transport.onmessage = (message) => {
+      wire.push(message as never);
+      deliver(message);
+    };
+    try {
+      for (const uri of ['legacy+fixture://nope', 'modern+modern://nope', 'nobody+x://y', 'no-namespace']) {
+        const e = await v2.client.readResource({ uri }).then(
+          () => undefined,
+          (err: unknown) => err,
+        );
+        expect(e).toBeInstanceOf(ResourceNotFoundError);
+        expect((e as ResourceNotFoundError).uri).toBe(uri);
+        expect(wire.at(-1)?.error).toMatchObject({ code: -32002, data: { uri } });
+        expect(await rpcError(v1.client.readResource({ uri }))).toEqual(notFound(uri));
+      }
+    } finally {
+      v2.transport.onmessage = deliver;
+    }
+  });
+
+  it('subscribes and gets notifications/resources/updated, from a 2025 upstream’s subscribe and bridged from a 2026 upstream’s listen', async () => {
+    const waiters = new Map<string, () => void>();
+    v2.client.setNotificationHandler('notifications/resources/updated', (n) => waiters.get(n.params.uri)?.());
+    for (const [uri, control] of [
+      ['legacy+fixture://ticker', 'legacy+fixture://control/tick?n=1'],
+      ['modern+modern://ticker', 'modern+modern://control/tick'],
+    ] as const) {
+      await v2.client.subscribeResource({ uri });
+      const arrived = new Promise<void>((resolve) => waiters.set(uri, resolve));
+      await v2.client.readResource({ uri: control });
+      await within(arrived, `the update of ${uri}`);
+      await v2.client.unsubscribeResource({ uri });
+    }
+  });
+});
