@@ -197,8 +197,15 @@ describe('HTTP edges', () => {
     }
     // fx reads take 400 ms: the first is in flight when the second arrives.
     const first = g.post('{"jsonrpc":"2.0","id":9,"method":"resources/read","params":{"uri":"fx+fixture://res/0"}}', TOKENS.alice, h);
-    await new Promise((r) => setTimeout(r, 50)); // let the first reach the gateway first (ordering, not a timing assertion)
-    const second = await g.post('{"jsonrpc":"2.0","id":9,"method":"ping"}', TOKENS.alice, h);
+    // Until the first is in flight a ping with its id is simply answered (and frees the id again);
+    // once it is, the same id is refused. Wait for that, not for a fixed time.
+    let second = await g.post('{"jsonrpc":"2.0","id":9,"method":"ping"}', TOKENS.alice, h);
+    await within(
+      (async () => {
+        while (second.status !== 400) second = await g.post('{"jsonrpc":"2.0","id":9,"method":"ping"}', TOKENS.alice, h);
+      })(),
+      'the duplicate id to be refused while the first is in flight',
+    );
     expect(second.status).toBe(400);
     expect(JSON.parse(second.text)).toEqual({ jsonrpc: '2.0', id: 9, error: { code: -32600, message: 'Invalid Request: a request with this id is already in flight' } });
     const answered = JSON.parse((await first).text) as { id: number; result: { contents: { uri: string }[] } };
