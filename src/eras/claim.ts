@@ -1,10 +1,14 @@
-// Whether a message claims MCP 2026-07-28: its params carry the per-request `_meta` envelope's protocol version. Pure.
+// The two protocol eras, and whether a message claims MCP 2026-07-28 (its params carry the per-request `_meta` envelope's protocol version). Pure.
+import { PROTOCOL_VERSION_META_KEY, type ProtocolEra } from '@modelcontextprotocol/server';
+
+/** The protocol era a peer speaks: 2025-11-25 (`legacy`) or 2026-07-28 (`modern`); the SDK's own type. */
+export type Era = ProtocolEra;
 
 /** The revision of the modern era (the SDK exports no constant for it). */
 export const MODERN_REVISION = '2026-07-28';
 
-/** The `_meta` key of the 2026-07-28 per-request envelope that names the revision. */
-export const PROTOCOL_VERSION_META = 'io.modelcontextprotocol/protocolVersion';
+/** The `_meta` key of the 2026-07-28 per-request envelope that names the revision (the SDK's constant). */
+export const PROTOCOL_VERSION_META = PROTOCOL_VERSION_META_KEY;
 
 /**
  * True when `params._meta` holds `io.modelcontextprotocol/protocolVersion` (SDK 2.x's envelope

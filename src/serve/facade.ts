@@ -12,8 +12,9 @@ import { stripNotFoundMark, withCacheFields } from '../eras/rev2026.js';
 import { installDispatch } from '../wire/dispatch.js';
 import { callerOf } from './request-caller.js';
 
-/** The protocol era a Server instance serves: 2025-11-25 (`legacy`) or 2026-07-28 (`modern`). */
-export type Era = 'legacy' | 'modern';
+import type { Era } from '../eras/claim.js';
+
+export type { Era };
 
 /** What the facade needs from the composition root. */
 export interface FacadeOptions {

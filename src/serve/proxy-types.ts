@@ -10,7 +10,7 @@ import type { Session, SessionRegistry } from '../federation/sessions.js';
 import type { SubscriptionRelay } from '../federation/subscriptions.js';
 import type { UriCodec } from '../federation/uri.js';
 import type { UpstreamPool } from '../upstream/pool.js';
-import type { Era } from './facade.js';
+import type { Era } from '../eras/claim.js';
 
 /** A running federation: one shared core, any number of downstream sessions. */
 export interface Proxy extends AsyncDisposable {

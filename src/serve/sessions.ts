@@ -6,7 +6,8 @@ import { MODERN_REVISION } from '../eras/claim.js';
 import type { Session, SessionRegistry } from '../federation/sessions.js';
 import type { SubscriptionRelay } from '../federation/subscriptions.js';
 import type { Logger } from '../logger.js';
-import { createFacadeServer, type Era } from './facade.js';
+import { createFacadeServer } from './facade.js';
+import type { Era } from '../eras/claim.js';
 import type { CallerIdentity, DownstreamSession, SessionOptions } from './proxy-types.js';
 
 /** Options of {@link SessionOpener}. */
