@@ -1,5 +1,6 @@
 // subscriptions/listen on a connection: filters narrowed to the URIs the federation accepted, relay holds for as long as each listen lives.
 import type { JSONRPCMessage, Transport } from '@modelcontextprotocol/server';
+import { acceptEach } from './listen-accept.js';
 
 const LISTEN = 'subscriptions/listen';
 const CANCELLED = 'notifications/cancelled';
@@ -73,15 +74,10 @@ export class ListenTap {
     if (!Array.isArray(requested) || requested.length === 0 || !requested.every((u) => typeof u === 'string') || this.pending.has(message.id)) {
       return forward(message as unknown as JSONRPCMessage); // nothing to narrow: the entry answers it as it is
     }
-    const uris = [...new Set(requested as string[])];
     const pending: Pending = { cancelled: false };
     this.pending.set(message.id, pending);
     this.chain = this.chain.then(async () => {
-      const accepted: string[] = [];
-      for (const uri of uris) {
-        const held = await this.holds.accept(uri).catch(() => undefined); // decided again for every listen
-        if (held !== undefined && !accepted.includes(held)) accepted.push(held);
-      }
+      const accepted = await acceptEach(requested as string[], (uri) => this.holds.accept(uri));
       this.pending.delete(message.id);
       for (const uri of accepted) this.counts.set(uri, (this.counts.get(uri) ?? 0) + 1);
       if (pending.cancelled) return this.releaseAll(accepted);

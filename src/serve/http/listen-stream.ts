@@ -2,6 +2,7 @@
 import type { ServerResponse } from 'node:http';
 import { SUBSCRIPTION_ID_META_KEY } from '@modelcontextprotocol/server';
 import { errorAnswer, JsonRpc } from '../../errors.js';
+import { acceptEach } from '../../eras/listen-accept.js';
 import type { DownstreamSession, SessionOptions } from '../proxy-types.js';
 
 /** What a listen needs from the gateway. */
@@ -78,13 +79,8 @@ export async function serveListen(res: ServerResponse, message: { id: Id; params
   };
   res.once('close', () => end(false));
 
-  const requested = Array.isArray(filter.resourceSubscriptions) ? [...new Set(filter.resourceSubscriptions.filter((u): u is string => typeof u === 'string'))] : [];
-  const accepted: string[] = [];
-  for (const uri of requested) {
-    if (!open) break;
-    const held = await deps.accept(downstream, uri).catch(() => undefined);
-    if (held !== undefined && !accepted.includes(held)) accepted.push(held);
-  }
+  const requested = Array.isArray(filter.resourceSubscriptions) ? filter.resourceSubscriptions.filter((u): u is string => typeof u === 'string') : [];
+  const accepted = await acceptEach(requested, (uri) => deps.accept(downstream, uri), () => open);
   const honored: Record<string, unknown> = {};
   if (accepted.length > 0) honored.resourceSubscriptions = accepted;
   if (wantsListChanged) honored.resourcesListChanged = true;
