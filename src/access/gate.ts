@@ -351,11 +351,14 @@ export class AccessGate {
     redecide: { undo?: (target: NamespacedUri) => Promise<void> } = {},
   ): Promise<T> {
     const target = this.resolve(uri);
-    if (target) Object.assign(trace, { server: target.server, upstreamUri: target.uri });
+    if (target) {
+      trace.server = target.server;
+      trace.upstreamUri = target.uri;
+    }
     const decide = () => (target ? this.safeDecide(caller, action, target.server, target.uri, target.form) : target === null ? REFUSED : UNKNOWN);
-    const forwarded = (): NamespacedUri => ({ server: target!.server, uri: target!.uri });
+    // `run` is only called once `decide` allowed, so `target` is resolved there; it is forwarded as it is.
     const { undo } = redecide;
-    return this.audited(caller, method, uri, trace, decide, () => run(forwarded()), undo ? { undo: () => undo(forwarded()) } : {});
+    return this.audited(caller, method, uri, trace, decide, () => run(target!), undo ? { undo: () => undo(target!) } : {});
   }
 
   private async audited<T>(
