@@ -71,7 +71,10 @@ try {
     return r;
   });
   runs('record keyed, anchor file (defaults)', (n) => {
-    const log = openAuditLog({ file: join(dir, `keyed-${k++}.jsonl`), maxBytes: 0, keep: 1, keyEnv: 'BENCH_AUDIT_KEY', anchorFile: join(dir, `anchors-${k}.jsonl`) }, { env });
+    const log = openAuditLog(
+      { file: join(dir, `keyed-${k++}.jsonl`), maxBytes: 0, keep: 1, keyEnv: 'BENCH_AUDIT_KEY', anchorFile: join(dir, `anchors-${k}.jsonl`) },
+      { env },
+    );
     const r = measure(n, (i) => log.record(entry(i)));
     log.close();
     return r;
@@ -83,7 +86,9 @@ try {
     return r;
   });
   const lineBytes = statSync(join(dir, 'audit-1.jsonl')).size / N; // the first measured run's file
-  process.stdout.write(`audit record micro-benchmark: ${N} records per run, ${RUNS} runs, node ${process.version}, dir ${dir}, ~${lineBytes.toFixed(0)} bytes/line\n`);
+  process.stdout.write(
+    `audit record micro-benchmark: ${N} records per run, ${RUNS} runs, node ${process.version}, dir ${dir}, ~${lineBytes.toFixed(0)} bytes/line\n`,
+  );
   for (const [name, r] of Object.entries(results)) process.stdout.write(`  ${name.padEnd(36)} ${fmt(r)}\n`);
 } finally {
   rmSync(dir, { recursive: true, force: true });

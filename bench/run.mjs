@@ -146,14 +146,19 @@ const spawnModernClient = async (label, command, args) => {
   }
   return handle;
 };
-const closeHandles = (...items) => Promise.all(items.flat().filter((h) => h?.close).map((h) => h.close()));
+const closeHandles = (...items) =>
+  Promise.all(
+    items
+      .flat()
+      .filter((h) => h?.close)
+      .map((h) => h.close()),
+  );
 const closeAll = () => closeHandles([...live]);
 const killLeftovers = () => {
   for (const h of live) if (h.pid) process.kill(h.pid, 'SIGKILL');
 };
 
-const spawnFixture = (extraArgs = []) =>
-  spawnClient('fixture', process.execPath, [FIXTURE, ...BASE_ARGS, ...extraArgs]);
+const spawnFixture = (extraArgs = []) => spawnClient('fixture', process.execPath, [FIXTURE, ...BASE_ARGS, ...extraArgs]);
 const spawnFixtures = (count) => Promise.all(Array.from({ length: count }, () => spawnFixture()));
 
 /** servers: { id: extraFixtureArgs }; extra: more top-level config (e.g. cache settings); env: added to the proxy's environment. */
@@ -267,13 +272,11 @@ const connectSettledHttp = async (label, server) => {
 
 // ---- workloads (prefix is '' for direct, '<id>+' through the proxy) ----
 
-const textUris = (prefix, count = TEXT_IDS.length) =>
-  TEXT_IDS.slice(0, count).map((i) => `${prefix}fixture://res/${i}`);
+const textUris = (prefix, count = TEXT_IDS.length) => TEXT_IDS.slice(0, count).map((i) => `${prefix}fixture://res/${i}`);
 const read = (client, uri) => client.readResource({ uri });
 // A unique query per read: the fixture ignores it, and a caching proxy cannot answer from its cache.
 let unique = 0;
-const stats = async (client, prefix) =>
-  JSON.parse((await read(client, `${prefix}fixture://stats?n=${unique++}`)).contents[0].text);
+const stats = async (client, prefix) => JSON.parse((await read(client, `${prefix}fixture://stats?n=${unique++}`)).contents[0].text);
 
 const sequentialLatencies = async (client, uris, n) => {
   const out = [];
@@ -313,7 +316,11 @@ const expectAtLeast = (count, min, what) => {
 const listAllTimed = (clients, what, min = UPSTREAMS * RESOURCES) =>
   timeIt(async () => {
     const counts = await Promise.all(clients.map(listAll));
-    expectAtLeast(counts.reduce((a, b) => a + b, 0), min, what);
+    expectAtLeast(
+      counts.reduce((a, b) => a + b, 0),
+      min,
+      what,
+    );
   });
 const startupToFirstList = async (spawnAll) => {
   const t0 = now();
@@ -446,7 +453,13 @@ const readPhase = async (direct, proxy) => {
     }),
   );
   const label = `read throughput, relayed with cache off (${N.throughput} reads, ${N.inFlight} in flight, median of ${N.throughputReps})`;
-  addRow(label, dTp, pTp, 'rps', RATIO('≥ 0.55', (r) => r >= 0.55));
+  addRow(
+    label,
+    dTp,
+    pTp,
+    'rps',
+    RATIO('≥ 0.55', (r) => r >= 0.55),
+  );
   addRow('proxy CPU per relayed read (cache off)', undefined, cpu, 'us');
   addRow('proxy peak RSS (1 upstream, after reads)', undefined, await on(proxy, (h) => peakRssMb(h.pid)), 'mb', RSS_TARGET);
 };
@@ -474,7 +487,13 @@ const modernPhase = async () => {
     }),
   );
   const label = `2026-07-28 client (SDK v2): read throughput, 2026 upstream, cache off (${N.throughput} reads, ${N.inFlight} in flight, median of ${N.throughputReps})`;
-  addRow(label, dTp, pTp, 'rps', RATIO('≥ 0.55', (r) => r >= 0.55));
+  addRow(
+    label,
+    dTp,
+    pTp,
+    'rps',
+    RATIO('≥ 0.55', (r) => r >= 0.55),
+  );
   addRow('proxy CPU per relayed read, 2026-07-28 on both sides (cache off)', undefined, cpu, 'us');
   await closeHandles(direct, proxy);
 };
@@ -483,7 +502,12 @@ const modernPhase = async () => {
 const benchPolicy = () => ({
   default: 'deny',
   rules: [
-    ...Array.from({ length: 18 }, (_, i) => ({ id: `team-${i}`, effect: 'allow', principals: [`user${i}`], resources: [`file:///team${i}/**`, `memo:${i}/**`] })),
+    ...Array.from({ length: 18 }, (_, i) => ({
+      id: `team-${i}`,
+      effect: 'allow',
+      principals: [`user${i}`],
+      resources: [`file:///team${i}/**`, `memo:${i}/**`],
+    })),
     { id: 'bench', effect: 'allow', roles: ['bench'] },
     { id: 'no-nines', effect: 'deny', resources: ['fixture://res/*9'] },
   ],
@@ -525,7 +549,13 @@ const accessPhase = async () => {
       );
     }),
   );
-  addRow(`read throughput, 20-rule policy + keyed audit chain + anchor file vs none (direct column: none; cache off)`, pTp, gTp, 'rps', RATIO('≥ 0.85', (r) => r >= 0.85));
+  addRow(
+    `read throughput, 20-rule policy + keyed audit chain + anchor file vs none (direct column: none; cache off)`,
+    pTp,
+    gTp,
+    'rps',
+    RATIO('≥ 0.85', (r) => r >= 0.85),
+  );
   addRow('proxy CPU per read with policy + keyed audit chain + anchor file (direct column: none)', plainCpu, cpu, 'us');
   addRow('read throughput, keyed chain + anchor file vs plain chain (direct column: policy + plain-chain audit)', uTp, gTp, 'rps');
   addRow('proxy CPU per read, keyed chain + anchor file vs plain chain (direct column: policy + plain-chain audit)', unkeyedCpu, cpu, 'us');
@@ -538,7 +568,13 @@ const accessPhase = async () => {
     sideOf(plainList, (p) => listAllTimed([p.client], 'plain list')),
     sideOf(guardedList, (g) => listAllTimed([g.client], 'filtered list', UPSTREAMS * RESOURCES * 0.9)),
   );
-  addRow(`full list ${UPSTREAMS}×${RESOURCES}, policy filtering 10% vs none (direct column: none)`, pList, gList, 'ms', RATIO('≤ 1.1', (r) => r <= 1.1));
+  addRow(
+    `full list ${UPSTREAMS}×${RESOURCES}, policy filtering 10% vs none (direct column: none)`,
+    pList,
+    gList,
+    'ms',
+    RATIO('≤ 1.1', (r) => r <= 1.1),
+  );
   await closeHandles(plainList, guardedList);
 };
 
@@ -552,12 +588,23 @@ const listPhase = async () => {
     cpuPer(h.pid, (N.listReps + 1) * UPSTREAMS * RESOURCES, async () => {
       [dList, pList] = await interleavedMedians(
         N.listReps,
-        sideOf(directs, (hs) => listAllTimed(hs.map((d) => d.client), 'direct list')),
+        sideOf(directs, (hs) =>
+          listAllTimed(
+            hs.map((d) => d.client),
+            'direct list',
+          ),
+        ),
         sideOf(proxy, () => listAllTimed([h.client], 'proxy list')),
       );
     }),
   );
-  addRow(`full list ${UPSTREAMS}×${RESOURCES} (median of ${N.listReps})`, dList, pList, 'ms', RATIO('≤ 1.5', (r) => r <= 1.5));
+  addRow(
+    `full list ${UPSTREAMS}×${RESOURCES} (median of ${N.listReps})`,
+    dList,
+    pList,
+    'ms',
+    RATIO('≤ 1.5', (r) => r <= 1.5),
+  );
   addRow('proxy CPU per listed item', undefined, cpu, 'us');
   const rss = await on(proxy, (h) => peakRssMb(h.pid));
   addRow(`proxy peak RSS (${UPSTREAMS} upstreams, after lists)`, undefined, rss, 'mb', RSS_TARGET);
@@ -572,7 +619,13 @@ const startupPhase = async () => {
     () => startupToFirstList(async () => [await spawnProxy(tenUpstreams())]),
   );
   const label = `startup to first list, ${UPSTREAMS} upstreams (median of ${N.startupReps})`;
-  addRow(label, dStart, pStart, 'ms', RATIO('≤ 1.2', (r) => r <= 1.2));
+  addRow(
+    label,
+    dStart,
+    pStart,
+    'ms',
+    RATIO('≤ 1.2', (r) => r <= 1.2),
+  );
 };
 
 const extrasPhase = async (direct, proxy) => {
@@ -655,7 +708,7 @@ const httpPhase = async () => {
   notes.add(
     'HTTP rows: every client is SDK v1 over StreamableHTTPClientTransport (2025-11-25, stateful sessions), sending `Authorization: Bearer` on every request (the fixture ignores it). ' +
       '"direct" is the catalog fixture on the SDK v1 Streamable HTTP server transport. "stdio upstream" is the gateway (serve --http, static token, cache off) in front of the same fixture over stdio: ' +
-      'the client-facing HTTP server is the gateway\'s instead of the SDK\'s, at the price of one more hop, so this is the comparison the ≥ 0.9 target (1.2× aim) is about. ' +
+      "the client-facing HTTP server is the gateway's instead of the SDK's, at the price of one more hop, so this is the comparison the ≥ 0.9 target (1.2× aim) is about. " +
       '"HTTP upstream" puts the gateway in front of the fixture\'s own HTTP server, so its path contains the whole direct path plus the gateway: it can only be slower, and shows the cost of the extra hop.',
   );
 
@@ -693,7 +746,14 @@ const httpPhase = async () => {
   const [tp1, tpN] = await interleavedMedians(
     N.throughputReps,
     sideOf(viaStdio, (h) => sessionsThroughput(stdioProxy.pid, [h.client], uris, cores1)),
-    sideOf(many, (hs) => sessionsThroughput(stdioProxy.pid, hs.map((h) => h.client), uris, coresN)),
+    sideOf(many, (hs) =>
+      sessionsThroughput(
+        stdioProxy.pid,
+        hs.map((h) => h.client),
+        uris,
+        coresN,
+      ),
+    ),
   );
   // interleavedMedians discards its first (warm-up) run; so do the cores samples.
   const c1 = cores1.length > 1 ? median(cores1.slice(1)) : new Error('no 1-session cores sample');
@@ -705,7 +765,13 @@ const httpPhase = async () => {
   addRow(`HTTP proxy cores used (CPU s / wall s from /proc), ${N_HTTP.sessions} sessions`, undefined, cN, 'cores');
   const numbers = [tp1, tpN, c1, cN].every((v) => typeof v === 'number' && v > 0);
   const scaling = numbers ? tpN / ((tp1 * cN) / c1) : new Error('HTTP session scaling: a run failed');
-  addRow(`HTTP ${N_HTTP.sessions}-session scaling = tp(${N_HTTP.sessions}) / (tp(1) × cores(${N_HTTP.sessions}) / cores(1))`, undefined, scaling, 'x', PROXY('≥ 0.9', (r) => r >= 0.9));
+  addRow(
+    `HTTP ${N_HTTP.sessions}-session scaling = tp(${N_HTTP.sessions}) / (tp(1) × cores(${N_HTTP.sessions}) / cores(1))`,
+    undefined,
+    scaling,
+    'x',
+    PROXY('≥ 0.9', (r) => r >= 0.9),
+  );
   notes.add(
     `HTTP session scaling: ${N_HTTP.sessions} authenticated sessions on one gateway (stdio upstream, cache off) read ${N.throughput} reads in all, ${perIn} in flight each, against 1 session with ${N.inFlight} in flight (the same total), interleaved, median of ${N.throughputReps}. ` +
       '"Cores used" is the proxy process\'s CPU seconds (user + system, /proc/<pid>/stat) over the run\'s wall seconds: the gateway is one Node process, so its event loop gives it at most about one core (plus GC and libuv threads). ' +
@@ -719,7 +785,13 @@ const httpPhase = async () => {
   const idle = await on(idleProxy, (p) => idleSessionsRss(p));
   const rssTarget = PROXY('≤ 120 MB', (mb) => mb <= 120);
   addRow('HTTP proxy RSS (VmRSS) after 1 session and one full list, before the idle sessions', undefined, pick(idle, 'before'), 'mb');
-  addRow(`HTTP proxy RSS (VmRSS) with ${N_HTTP.idleSessions} more idle sessions (each: initialize + one list page)`, undefined, pick(idle, 'rss'), 'mb', rssTarget);
+  addRow(
+    `HTTP proxy RSS (VmRSS) with ${N_HTTP.idleSessions} more idle sessions (each: initialize + one list page)`,
+    undefined,
+    pick(idle, 'rss'),
+    'mb',
+    rssTarget,
+  );
   addRow(`HTTP proxy peak RSS (VmHWM) by then`, undefined, pick(idle, 'peak'), 'mb');
   await closeHandles(settle, idleProxy);
 };

@@ -27,14 +27,22 @@ const NOT_APPLICABLE = [
   { scenario: /^tasks-/, reason: 'tasks extension, on tools/call' },
   { scenario: /^server-sse-polling$/, reason: 'drives a server-side SSE disconnect from a tools/call' },
   { scenario: /^logging-set-level$/, reason: 'the optional logging capability is not declared (the gateway relays no log messages)' },
-  { scenario: /^completion-complete$/, reason: 'completes a ref/prompt; with no prompts, -32602 "Unknown reference" is the right answer (ref/resource completion is routed, see test/inprocess)' },
+  {
+    scenario: /^completion-complete$/,
+    reason: 'completes a ref/prompt; with no prompts, -32602 "Unknown reference" is the right answer (ref/resource completion is routed, see test/inprocess)',
+  },
   { scenario: /^http-header-validation$/, reason: 'its setup discovers a tool with tools/list before any header case runs' },
   { scenario: /^http-custom-header-server-validation$/, reason: 'Mcp-Param-* headers are declared on tool input schemas; its setup needs tools/list' },
-  { scenario: /^server-sse-multiple-streams$/, run: /2026/, reason: 'its 2026 variant POSTs tools/list, which a server without tools answers with HTTP 404 (SEP-2575, checked by server-stateless)' },
+  {
+    scenario: /^server-sse-multiple-streams$/,
+    run: /2026/,
+    reason: 'its 2026 variant POSTs tools/list, which a server without tools answers with HTTP 404 (SEP-2575, checked by server-stateless)',
+  },
   { scenario: /^caching$/, check: /^sep-2549-(tools|prompts)-list-caching-hints$/, reason: 'tools/list and prompts/list: no such capability' },
   {
     scenario: /^server-stateless$/,
-    check: /^sep-2575-(server-rejects-undeclared-capability|missing-capability-http-400|http-server-no-independent-requests-on-stream|server-no-log-without-loglevel)$/,
+    check:
+      /^sep-2575-(server-rejects-undeclared-capability|missing-capability-http-400|http-server-no-independent-requests-on-stream|server-no-log-without-loglevel)$/,
     reason: 'needs the diagnostic tools test_missing_capability, test_streaming_elicitation, test_logging_tool',
   },
 ];
@@ -175,7 +183,13 @@ async function main() {
         args: ['--url', gateway.url, '--suite', 'all', '--spec-version', '2025-11-25'],
         required: [...REQUIRED_2025, 'server-session-lifecycle'],
       },
-      { label: `${ALPHA} 2026-07-28`, node: alphaNode, entry: alphaEntry, args: ['--url', gateway.url, '--requirements', '2026-07-28'], required: REQUIRED_2026 },
+      {
+        label: `${ALPHA} 2026-07-28`,
+        node: alphaNode,
+        entry: alphaEntry,
+        args: ['--url', gateway.url, '--requirements', '2026-07-28'],
+        required: REQUIRED_2026,
+      },
     );
   }
   const results = new Map();

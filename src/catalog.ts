@@ -89,7 +89,12 @@ export function renderCatalog(catalog: Catalog): string {
   ]);
   const table = [['SERVER', 'STATUS', 'RESOURCES', 'TEMPLATES', 'PROTOCOL', ...(named ? ['NAME'] : [])], ...rows];
   const widths = table[0]!.map((_, i) => Math.max(...table.map((row) => row[i]!.length)));
-  const lines = table.map((row) => row.map((cell, i) => cell.padEnd(widths[i]!)).join('  ').trimEnd());
+  const lines = table.map((row) =>
+    row
+      .map((cell, i) => cell.padEnd(widths[i]!))
+      .join('  ')
+      .trimEnd(),
+  );
   const uris = (items: Record<string, unknown>[], field: string) => items.map((item) => `  ${String(item[field])}`);
   return [...lines, '', 'Resources:', ...uris(catalog.resources, 'uri'), '', 'Templates:', ...uris(catalog.templates, 'uriTemplate'), ''].join('\n');
 }

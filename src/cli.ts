@@ -277,9 +277,7 @@ async function serve(
         .then(() => flushLogger(logger))
         .then(() => resolve(code), reject);
     };
-    void Promise.race([stopRequested.then((why) => [why, 0] as const), sessionLost.then((why) => [why, 1] as const)]).then(
-      ([why, code]) => stop(why, code),
-    );
+    void Promise.race([stopRequested.then((why) => [why, 0] as const), sessionLost.then((why) => [why, 1] as const)]).then(([why, code]) => stop(why, code));
     // The client is served at once (initialize overlaps the upstreams' start); requests wait for
     // their upstreams' first connection. Reading stdin from the start also notices a client that
     // goes away while upstreams are still starting.

@@ -82,7 +82,12 @@ export function httpErrorBody(code: number, message: string): { jsonrpc: '2.0'; 
 }
 
 /** A JSON-RPC error answer to `id`, with `data` only when given. */
-export function errorAnswer<Id>(id: Id, code: number, message: string, data?: unknown): { jsonrpc: '2.0'; id: Id; error: { code: number; message: string; data?: unknown } } {
+export function errorAnswer<Id>(
+  id: Id,
+  code: number,
+  message: string,
+  data?: unknown,
+): { jsonrpc: '2.0'; id: Id; error: { code: number; message: string; data?: unknown } } {
   return { jsonrpc: '2.0', id, error: { code, message, ...(data === undefined ? {} : { data }) } };
 }
 

@@ -45,7 +45,8 @@ export function showSettling(upstreams: readonly SettlingUpstream[], out: Progre
   let frame = 0;
   let stopped = false;
   let stopTicking: (() => void) | undefined;
-  const spinner = () => `${FRAMES[frame % FRAMES.length]} starting ${[...pending].map((u) => u.id).join(', ')} (${upstreams.length - pending.size} of ${upstreams.length} settled)`;
+  const spinner = () =>
+    `${FRAMES[frame % FRAMES.length]} starting ${[...pending].map((u) => u.id).join(', ')} (${upstreams.length - pending.size} of ${upstreams.length} settled)`;
   const stop = () => {
     if (stopped) return;
     stopped = true;

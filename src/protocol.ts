@@ -20,8 +20,7 @@ export const Methods = {
  * would double the per-message work on the read path.
  */
 const isObject = (v: unknown): v is Record<string, unknown> => typeof v === 'object' && v !== null;
-const allHave = (v: unknown, key: string): boolean =>
-  Array.isArray(v) && v.every((item) => isObject(item) && typeof item[key] === 'string');
+const allHave = (v: unknown, key: string): boolean => Array.isArray(v) && v.every((item) => isObject(item) && typeof item[key] === 'string');
 const optionalString = (v: unknown): boolean => v === undefined || typeof v === 'string';
 
 type WithUri = Record<string, unknown> & { uri: string };

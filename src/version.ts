@@ -2,6 +2,4 @@
 import { readFileSync } from 'node:fs';
 
 /** This package's version, as announced to clients and upstreams. */
-export const VERSION: string = (
-  JSON.parse(readFileSync(new URL('../package.json', import.meta.url), 'utf8')) as { version: string }
-).version;
+export const VERSION: string = (JSON.parse(readFileSync(new URL('../package.json', import.meta.url), 'utf8')) as { version: string }).version;

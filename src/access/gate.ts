@@ -168,7 +168,8 @@ export class AccessGate {
       const target = typeof item[key] === 'string' ? this.options.uris.decode(item[key] as string) : undefined;
       if (!target) return false;
       try {
-        const d = kind === 'resources' ? policy.decide(caller, 'list', target.server, target.uri) : policy.decideTemplate(caller, 'list', target.server, target.uri);
+        const d =
+          kind === 'resources' ? policy.decide(caller, 'list', target.server, target.uri) : policy.decideTemplate(caller, 'list', target.server, target.uri);
         return d.allow;
       } catch {
         return false;
@@ -185,7 +186,9 @@ export class AccessGate {
       const error = rateLimited(limited.retryAfterMs);
       return this.recorded(caller, 'resources/read', uri, trace, RATE_LIMITED, 'rate_limited', this.now()).then(() => Promise.reject(error));
     }
-    return this.decided(caller, 'resources/read', 'read', uri, trace, async (target) => this.scoped(await this.options.resources.read(target, signal, trace, caller.principal)));
+    return this.decided(caller, 'resources/read', 'read', uri, trace, async (target) =>
+      this.scoped(await this.options.resources.read(target, signal, trace, caller.principal)),
+    );
   }
 
   /** `resources/subscribe` (2025) for `session`. */
@@ -203,10 +206,17 @@ export class AccessGate {
     if (target) Object.assign(trace, { server: target.server, upstreamUri: target.uri });
     // The spelling as decoded too: what a session subscribed to while the upstream still listed it.
     const decoded = this.options.uris.decode(uri);
-    return this.audited(caller, 'resources/unsubscribe', uri, trace, () => ({ allow: true, rule: 'default' }), async () => {
-      if (target) await this.options.resources.unsubscribe(session, target);
-      if (decoded && decoded.uri !== target?.uri) await this.options.resources.unsubscribe(session, decoded);
-    });
+    return this.audited(
+      caller,
+      'resources/unsubscribe',
+      uri,
+      trace,
+      () => ({ allow: true, rule: 'default' }),
+      async () => {
+        if (target) await this.options.resources.unsubscribe(session, target);
+        if (decoded && decoded.uri !== target?.uri) await this.options.resources.unsubscribe(session, decoded);
+      },
+    );
   }
 
   /**
@@ -271,9 +281,17 @@ export class AccessGate {
       const { total: _total, ...completion } = result.completion;
       return { ...result, completion: { ...completion, values } };
     };
-    return this.audited(caller, 'completion/complete', uri, trace, decide, async () => filtered(await this.options.resources.complete(params, target ?? undefined, signal, trace, caller.principal)), {
-      again: filtered,
-    });
+    return this.audited(
+      caller,
+      'completion/complete',
+      uri,
+      trace,
+      decide,
+      async () => filtered(await this.options.resources.complete(params, target ?? undefined, signal, trace, caller.principal)),
+      {
+        again: filtered,
+      },
+    );
   }
 
   /**
@@ -484,4 +502,3 @@ function outcomeOf(err: unknown): AuditOutcome {
   if (err instanceof JsonRpcError) return `error:${err.code}`;
   return 'error:INTERNAL';
 }
-

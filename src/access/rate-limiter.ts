@@ -64,7 +64,8 @@ export class RateLimiter {
   /** The `limits` entry that applies to `caller` (the first that matches), or undefined: unlimited. */
   limitFor(caller: RateLimitSubject): BucketLimit | undefined {
     return this.limits.find(
-      (l) => (l.principals === undefined || l.principals.includes(caller.principal)) && (l.roles === undefined || caller.roles.some((r) => l.roles!.includes(r))),
+      (l) =>
+        (l.principals === undefined || l.principals.includes(caller.principal)) && (l.roles === undefined || caller.roles.some((r) => l.roles!.includes(r))),
     );
   }
 

@@ -79,7 +79,7 @@ export function openAnchorSink(file: string | undefined, logger: Logger | undefi
   const put = (head: ChainHead): number | undefined => {
     if (fd === undefined) return undefined;
     const bytes = Buffer.from(anchorLine(head, now()), 'utf8');
-    for (let off = 0; off < bytes.length; ) off += fs.writeSync(fd, bytes, off, bytes.length - off);
+    for (let off = 0; off < bytes.length;) off += fs.writeSync(fd, bytes, off, bytes.length - off);
     return fd;
   };
   return {

@@ -389,13 +389,18 @@ function readLastRecord(file: string, logger: Logger | undefined, opts: { readOn
     fs.closeSync(fd);
   }
   if (tail.end < tail.size) {
-    logger?.warn({ file, offset: tail.end, bytes: tail.size - tail.end }, 'audit: ignoring a torn last line (a write cut short by a crash; its response was never sent)');
+    logger?.warn(
+      { file, offset: tail.end, bytes: tail.size - tail.end },
+      'audit: ignoring a torn last line (a write cut short by a crash; its response was never sent)',
+    );
     if (!opts.readOnly) fs.truncateSync(file, tail.end);
   }
   if (tail.line === undefined) return undefined;
   const end = parseChainEnd(tail.line.toString('utf8'));
   if (end === undefined) {
-    throw new Error(`audit log ${file}: its last line is not an audit record, so its hash chain cannot be continued (run \`mcp-federate audit verify\`; move the file aside to start a new chain)`);
+    throw new Error(
+      `audit log ${file}: its last line is not an audit record, so its hash chain cannot be continued (run \`mcp-federate audit verify\`; move the file aside to start a new chain)`,
+    );
   }
   return end;
 }
@@ -409,7 +414,7 @@ function lastLine(fd: number): { line: Buffer | undefined; end: number; size: nu
     const n = Math.min(TAIL_CHUNK, pos);
     pos -= n;
     const chunk = Buffer.alloc(n);
-    for (let got = 0; got < n; ) {
+    for (let got = 0; got < n;) {
       const r = fs.readSync(fd, chunk, got, n - got, pos + got);
       if (r === 0) throw new Error('audit log changed while it was being opened');
       got += r;

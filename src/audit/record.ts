@@ -98,7 +98,9 @@ export interface AuditRecord {
 
 /** The chain's link: hex SHA-256 of `prev` followed by `body` (the JCS form of a record without `hash`). */
 export function chainHash(prev: string, body: string): string {
-  return createHash('sha256').update(prev + body).digest('hex'); // one update is cheaper than two
+  return createHash('sha256')
+    .update(prev + body)
+    .digest('hex'); // one update is cheaper than two
 }
 
 /**
@@ -106,7 +108,9 @@ export function chainHash(prev: string, body: string): string {
  * form {@link chainHash} is over). `body` holds `prev`, so each MAC also binds the plain chain.
  */
 export function chainMac(key: KeyObject, prevMac: string, body: string): string {
-  return createHmac('sha256', key).update(prevMac + body).digest('hex');
+  return createHmac('sha256', key)
+    .update(prevMac + body)
+    .digest('hex');
 }
 
 /**

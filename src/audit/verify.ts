@@ -277,7 +277,10 @@ class ChainVerifier {
     if (anchor !== undefined && (last === undefined || last.seq < anchor.seq)) {
       const where = last === undefined ? { file: lastFile, line: 1 } : { file: last.file, line: last.line };
       const ends = last === undefined ? 'the log holds no record' : `the log ends at seq ${last.seq}`;
-      return { ...where, reason: `${ends}, before seq ${anchor.seq} anchored at ${this.#anchors!.file}:${anchor.line}: records after this line were cut off (truncated)` };
+      return {
+        ...where,
+        reason: `${ends}, before seq ${anchor.seq} anchored at ${this.#anchors!.file}:${anchor.line}: records after this line were cut off (truncated)`,
+      };
     }
     return undefined;
   }

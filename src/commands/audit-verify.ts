@@ -105,10 +105,16 @@ export async function auditCommand(argv: readonly string[], output: CommandOutpu
   if (last) output.out(`last: seq ${last.seq} hash ${last.hash}${last.mac === undefined ? '' : ` mac ${last.mac}`}\n`);
   const warnings: string[] = [];
   if (keyed) {
-    output.out(`keyed: ${keyed.checked} MAC${plural(keyed.checked)} verified with the key from ${keyEnv}${anchored ? ' (the first record\'s MAC is taken as given)' : ''}\n`);
-    if (keyed.unkeyed) warnings.push(`seq ${keyed.unkeyed.from}-${keyed.unkeyed.to} carry no MAC (written before audit.keyEnv was set): only the plain chain and the first keyed record vouch for them`);
+    output.out(
+      `keyed: ${keyed.checked} MAC${plural(keyed.checked)} verified with the key from ${keyEnv}${anchored ? " (the first record's MAC is taken as given)" : ''}\n`,
+    );
+    if (keyed.unkeyed)
+      warnings.push(
+        `seq ${keyed.unkeyed.from}-${keyed.unkeyed.to} carry no MAC (written before audit.keyEnv was set): only the plain chain and the first keyed record vouch for them`,
+      );
   }
-  if (uncheckedMacs !== undefined) warnings.push(`${uncheckedMacs} record${plural(uncheckedMacs)} carry a MAC that was not checked (no key given: --key-env <NAME>)`);
+  if (uncheckedMacs !== undefined)
+    warnings.push(`${uncheckedMacs} record${plural(uncheckedMacs)} carry a MAC that was not checked (no key given: --key-env <NAME>)`);
   if (anchorCheck) {
     const lastAnchor = anchorCheck.last ? `, the last at seq ${anchorCheck.last.seq} (${anchorFile}:${anchorCheck.last.line})` : '';
     const older = anchorCheck.before > 0 ? `; ${anchorCheck.before} name older records, not given` : '';
@@ -116,7 +122,9 @@ export async function auditCommand(argv: readonly string[], output: CommandOutpu
     const u = anchorCheck.unanchored;
     if (u) {
       const after = anchorCheck.last ? `after the last anchor (seq ${anchorCheck.last.seq})` : 'and the anchor file holds no anchor';
-      warnings.push(`${u.from.file}:${u.from.line}: seq ${u.from.seq}-${u.to.seq} (${u.count} record${plural(u.count)}, to ${u.to.file}:${u.to.line}) come ${after}: unanchored, nothing proves they were not appended`);
+      warnings.push(
+        `${u.from.file}:${u.from.line}: seq ${u.from.seq}-${u.to.seq} (${u.count} record${plural(u.count)}, to ${u.to.file}:${u.to.line}) come ${after}: unanchored, nothing proves they were not appended`,
+      );
     }
   }
   for (const w of warnings) output.out(`warning: ${w}\n`);

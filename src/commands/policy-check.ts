@@ -54,7 +54,10 @@ export async function runPolicyCommand(argv: readonly string[], out: OutputSink,
   const loadOptions = { ...options, withoutSecrets: true };
   const { config, filepath } = await loadConfig(values.config === undefined ? loadOptions : { ...loadOptions, file: values.config });
   const ids = new Set(Object.keys(config.servers));
-  const target = createUriCodec(ids, Object.keys(config.servers).find((id) => config.servers[id]?.prefix === false)).decode(uri);
+  const target = createUriCodec(
+    ids,
+    Object.keys(config.servers).find((id) => config.servers[id]?.prefix === false),
+  ).decode(uri);
   if (target === undefined) {
     return usage(`policy check: "${uri}" is not namespaced with a configured server id (<server-id>+<uri>; configured: ${[...ids].join(', ')})`);
   }

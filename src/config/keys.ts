@@ -33,7 +33,8 @@ export function sortTopLevelKeys(raw: Record<string, unknown>, known: readonly s
   const result: TopLevelKeys = { ours: {}, ignored: [], unknown: [] };
   for (const [key, value] of Object.entries(raw)) {
     if (known.includes(key)) result.ours[key] = value;
-    else if (key === '$schema') continue; // for editors (schema/mcp-federate.schema.json): nothing to say
+    else if (key === '$schema')
+      continue; // for editors (schema/mcp-federate.schema.json): nothing to say
     else if (Object.hasOwn(CLIENT_KEYS, key)) result.ignored.push(key);
     else {
       const suggestion = closest(key, known);

@@ -128,10 +128,7 @@ export async function loadConfig(options: LoadConfigOptions = {}): Promise<Loade
     throw new ProxyError(ErrorCodes.CONFIG_INVALID, `${where}: cannot read config (${(err as Error).message})`, { cause: err });
   }
   if (!found) {
-    throw new ProxyError(
-      ErrorCodes.CONFIG_INVALID,
-      `no configuration found from ${cwd} (looked for ${CONFIG_SEARCH_PLACES.join(', ')}); pass --config <file>`,
-    );
+    throw new ProxyError(ErrorCodes.CONFIG_INVALID, `no configuration found from ${cwd} (looked for ${CONFIG_SEARCH_PLACES.join(', ')}); pass --config <file>`);
   }
   const { config, ignoredKeys, written } = validateConfig(found.config, {
     env: options.env ?? process.env,
@@ -207,11 +204,7 @@ export function formatIssues(issues: readonly z.core.$ZodIssue[]): string {
     .map((i) => {
       const p = formatPath(i.path);
       const message =
-        i.code === 'unrecognized_keys'
-          ? unknownKeysMessage(i.keys, i.path)
-          : i.code === 'invalid_key'
-            ? (i.issues[0]?.message ?? i.message)
-            : i.message;
+        i.code === 'unrecognized_keys' ? unknownKeysMessage(i.keys, i.path) : i.code === 'invalid_key' ? (i.issues[0]?.message ?? i.message) : i.message;
       return p ? `${p}: ${message}` : message;
     })
     .join('\n');

@@ -88,7 +88,8 @@ export function planReload(running: ReloadSide, candidate: ReloadSide, context: 
   if (after.auth === undefined && context.requireAuth) {
     refused.push({
       block: 'auth',
-      reason: 'the HTTP endpoint is bound to a non-loopback address and the file has no "auth" block: anonymous callers would be served (restart with --allow-unauthenticated to mean that)',
+      reason:
+        'the HTTP endpoint is bound to a non-loopback address and the file has no "auth" block: anonymous callers would be served (restart with --allow-unauthenticated to mean that)',
     });
   } else if (before.auth !== undefined && after.auth === undefined && !says('auth')) {
     refused.push({ block: 'auth', reason: 'the file leaves out the "auth" block in force; write auth: false to serve every caller as "anonymous"' });
@@ -121,8 +122,7 @@ export function planReload(running: ReloadSide, candidate: ReloadSide, context: 
  * An entry is unchanged when every field (after defaults) is equal, whatever the key order.
  */
 export function diffServers(before: Readonly<Record<string, ServerConfig>>, after: Readonly<Record<string, ServerConfig>>): ServerChanges {
-  const enabled = (servers: Readonly<Record<string, ServerConfig>>) =>
-    new Map(Object.entries(servers).filter(([, s]) => s.enabled));
+  const enabled = (servers: Readonly<Record<string, ServerConfig>>) => new Map(Object.entries(servers).filter(([, s]) => s.enabled));
   const old = enabled(before);
   const next = enabled(after);
   const out: ServerChanges = { added: [], removed: [], restarted: [], unchanged: [] };
@@ -147,9 +147,11 @@ function limitsInForce(config: FederateConfig): boolean {
 
 /** JSON with object keys sorted at every level, so two equal values compare equal as strings. */
 export function stableJson(value: unknown): string {
-  return JSON.stringify(value, (_key, v: unknown) =>
-    typeof v === 'object' && v !== null && !Array.isArray(v)
-      ? Object.fromEntries(Object.entries(v as Record<string, unknown>).sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0)))
-      : v,
-  ) ?? 'undefined';
+  return (
+    JSON.stringify(value, (_key, v: unknown) =>
+      typeof v === 'object' && v !== null && !Array.isArray(v)
+        ? Object.fromEntries(Object.entries(v as Record<string, unknown>).sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0)))
+        : v,
+    ) ?? 'undefined'
+  );
 }

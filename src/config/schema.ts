@@ -8,12 +8,44 @@ import { AuditSchema } from './schema/audit.js';
 import { checkPolicyServers, PolicySchema } from './schema/policy.js';
 import { LimitsSchema } from './schema/limits.js';
 
-export { StdioServerSchema, RemoteServerSchema, ServerSchema, isRemote, type StdioServerConfig, type RemoteServerConfig, type ServerConfig } from './schema/servers.js';
+export {
+  StdioServerSchema,
+  RemoteServerSchema,
+  ServerSchema,
+  isRemote,
+  type StdioServerConfig,
+  type RemoteServerConfig,
+  type ServerConfig,
+} from './schema/servers.js';
 export { ListSchema, CacheSchema, SubscriptionsSchema, WireSchema, ReconnectSchema, ListChangedSchema } from './schema/core.js';
 export { HttpSchema, type HttpConfig } from './schema/http.js';
-export { BEARER_TOKEN_PATTERN, hashToken, StaticTokenSchema, ASYMMETRIC_ALGORITHMS, HMAC_ALGORITHMS, type JwtAlgorithm, JwtSchema, AuthSchema, defaultStdioPrincipal, StdioCallerSchema, type AuthConfig, type StaticTokenConfig, type JwtConfig, type StdioCallerConfig } from './schema/auth.js';
+export {
+  BEARER_TOKEN_PATTERN,
+  hashToken,
+  StaticTokenSchema,
+  ASYMMETRIC_ALGORITHMS,
+  HMAC_ALGORITHMS,
+  type JwtAlgorithm,
+  JwtSchema,
+  AuthSchema,
+  defaultStdioPrincipal,
+  StdioCallerSchema,
+  type AuthConfig,
+  type StaticTokenConfig,
+  type JwtConfig,
+  type StdioCallerConfig,
+} from './schema/auth.js';
 export { AuditSchema, type AuditConfig } from './schema/audit.js';
-export { POLICY_ACTIONS, type PolicyAction, POLICY_OUTCOMES, POLICY_RULE_ID_PATTERN, PolicyRuleSchema, PolicySchema, type PolicyConfig, type PolicyRuleConfig } from './schema/policy.js';
+export {
+  POLICY_ACTIONS,
+  type PolicyAction,
+  POLICY_OUTCOMES,
+  POLICY_RULE_ID_PATTERN,
+  PolicyRuleSchema,
+  PolicySchema,
+  type PolicyConfig,
+  type PolicyRuleConfig,
+} from './schema/policy.js';
 export { RateLimitSchema, CompletionLimitSchema, LimitsSchema, type RateLimitConfig, type CompletionLimitConfig, type LimitsConfig } from './schema/limits.js';
 
 /** `false` written for a block means the block is off: validated as if it were left out (a reload tells the two apart). */

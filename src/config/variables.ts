@@ -76,7 +76,9 @@ export function substituteVariables(text: string, ctx: VariableContext, where: s
           `${whole} is a VS Code input, which mcp-federate cannot prompt for: set the environment variable ${names.join(' or ')}, or write \${env:NAME} instead`,
         );
       }
-      return fail(`${whole} is not supported (supported: \${VAR}, \${VAR:-default}, \${env:VAR}, \${input:id}, \${userHome}, \${workspaceFolder}, \${pathSeparator})`);
+      return fail(
+        `${whole} is not supported (supported: \${VAR}, \${VAR:-default}, \${env:VAR}, \${input:id}, \${userHome}, \${workspaceFolder}, \${pathSeparator})`,
+      );
     }
     if (fallback !== undefined) return ctx.env[name] ?? fallback;
     switch (name) {
@@ -90,7 +92,10 @@ export function substituteVariables(text: string, ctx: VariableContext, where: s
     const v = ctx.env[name];
     if (v !== undefined) return v;
     if (ctx.keepUnset) return whole;
-    if (VSCODE_WORDS.has(name)) return fail(`${whole} is not supported (supported: \${VAR}, \${VAR:-default}, \${env:VAR}, \${input:id}, \${userHome}, \${workspaceFolder}, \${pathSeparator})`);
+    if (VSCODE_WORDS.has(name))
+      return fail(
+        `${whole} is not supported (supported: \${VAR}, \${VAR:-default}, \${env:VAR}, \${input:id}, \${userHome}, \${workspaceFolder}, \${pathSeparator})`,
+      );
     return fail(`environment variable ${name} is not set`);
   });
 }

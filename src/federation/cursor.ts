@@ -56,12 +56,20 @@ const TAG_BYTES = 16;
 export function createCursorCodec(key: Uint8Array): CursorCodec {
   if (key.byteLength < 16) throw new Error('cursor key must be at least 16 bytes');
   const secret = createHash('sha256').update(key).digest();
-  const invalid = (why: string): ProxyError =>
-    new ProxyError(ErrorCodes.INVALID_CURSOR, 'Invalid cursor', { details: { why } });
+  const invalid = (why: string): ProxyError => new ProxyError(ErrorCodes.INVALID_CURSOR, 'Invalid cursor', { details: { why } });
 
   return {
     encode(p, binding = '') {
-      const body = JSON.stringify([p.kind === 'resources' ? 'r' : 't', p.epoch, p.index, p.upstreamCursor ?? null, p.pages, p.nonce ?? '', p.private ? 1 : 0, p.offset ?? 0]);
+      const body = JSON.stringify([
+        p.kind === 'resources' ? 'r' : 't',
+        p.epoch,
+        p.index,
+        p.upstreamCursor ?? null,
+        p.pages,
+        p.nonce ?? '',
+        p.private ? 1 : 0,
+        p.offset ?? 0,
+      ]);
       const iv = randomBytes(IV_BYTES);
       const cipher = createCipheriv('aes-256-gcm', secret, iv).setAAD(Buffer.from(binding, 'utf8'));
       const sealed = Buffer.concat([cipher.update(body, 'utf8'), cipher.final(), cipher.getAuthTag()]);

@@ -237,11 +237,13 @@ export class Lister {
     const limits = { readAhead: this.limits.maxItemsPerPage, maxPages: this.limits.maxPagesPerUpstream };
     const onSkip = (up: Upstream, err: unknown) =>
       this.logger.warn({ server: up.id, list: kind, code: (err as ProxyError)?.code, details: (err as ProxyError)?.details }, 'upstream skipped in list');
-    const walkers = this.pool.upstreams.slice(first).map((u, k) =>
-      k === 0
-        ? new PageWalker(u, this.uris, kind, start?.upstreamCursor, start?.pages ?? 0, start?.offset ?? 0, limits, stop.signal, onSkip)
-        : new PageWalker(u, this.uris, kind, undefined, 0, 0, limits, stop.signal, onSkip),
-    );
+    const walkers = this.pool.upstreams
+      .slice(first)
+      .map((u, k) =>
+        k === 0
+          ? new PageWalker(u, this.uris, kind, start?.upstreamCursor, start?.pages ?? 0, start?.offset ?? 0, limits, stop.signal, onSkip)
+          : new PageWalker(u, this.uris, kind, undefined, 0, 0, limits, stop.signal, onSkip),
+      );
     return { walkers, stop, epoch: this.pool.epoch, ...(start?.private ? { private: true } : {}) };
   }
 

@@ -129,7 +129,13 @@ export class FederatedResources {
    * `completion/complete` for a `ref/resource`, routed to the owner of `target` (its template as
    * the edge resolved it; undefined: not found).
    */
-  async complete(params: CompleteParams, target: NamespacedUri | undefined, signal?: AbortSignal, trace?: OperationTrace, principal?: string): Promise<CompleteResultT> {
+  async complete(
+    params: CompleteParams,
+    target: NamespacedUri | undefined,
+    signal?: AbortSignal,
+    trace?: OperationTrace,
+    principal?: string,
+  ): Promise<CompleteResultT> {
     if (params.ref.type !== 'ref/resource' || typeof params.ref.uri !== 'string') {
       throw new ProxyError(ErrorCodes.INVALID_PARAMS, `Unknown reference: ${params.ref.name ?? params.ref.type}`);
     }

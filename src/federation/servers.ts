@@ -27,7 +27,11 @@ export interface ReloadableUris {
  * const { uris, reload } = reloadableUris(pool, config);
  */
 export function reloadableUris(pool: Pick<UpstreamPool, 'ids'>, config: FederateConfig): ReloadableUris {
-  const codecFor = (c: FederateConfig): UriCodec => createUriCodec(pool.ids, [...pool.ids].find((id) => c.servers[id]?.prefix === false));
+  const codecFor = (c: FederateConfig): UriCodec =>
+    createUriCodec(
+      pool.ids,
+      [...pool.ids].find((id) => c.servers[id]?.prefix === false),
+    );
   let codec = codecFor(config);
   return {
     uris: {

@@ -243,9 +243,9 @@ export class SubscriptionRelay {
       const was = entry.upstream;
       entry.upstream = 'none';
       if (was === 'subscribed' && upstream?.status === 'ready') {
-        await upstream.unsubscribe(entry.uri).catch((err: unknown) =>
-          this.options.logger.debug({ server: entry.server, code: (err as ProxyError).code }, 'upstream unsubscribe failed'),
-        );
+        await upstream
+          .unsubscribe(entry.uri)
+          .catch((err: unknown) => this.options.logger.debug({ server: entry.server, code: (err as ProxyError).code }, 'upstream unsubscribe failed'));
       }
     }
     if (entry.holders.size === 0 && entry.upstream === 'none') {

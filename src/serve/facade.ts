@@ -39,10 +39,7 @@ type Ctx = { mcpReq: { signal: AbortSignal }; http?: { authInfo?: AuthInfo } };
 const ListParams = z.looseObject({ cursor: z.string().optional() });
 const UriParams = z.looseObject({ uri: z.string() });
 const CompleteParamsSchema = z.looseObject({
-  ref: z.union([
-    z.looseObject({ type: z.literal('ref/resource'), uri: z.string() }),
-    z.looseObject({ type: z.literal('ref/prompt'), name: z.string() }),
-  ]),
+  ref: z.union([z.looseObject({ type: z.literal('ref/resource'), uri: z.string() }), z.looseObject({ type: z.literal('ref/prompt'), name: z.string() })]),
   argument: z.looseObject({ name: z.string(), value: z.string() }),
   context: z.looseObject({ arguments: z.record(z.string(), z.string()).optional() }).optional(),
 });
@@ -205,7 +202,10 @@ export function invalidParamsMessage(issues: readonly Issue[]): string {
   const issue = issues[0];
   if (!issue) return 'Invalid params';
   const path = issue.path[0] === 'params' && issue.path.length > 1 ? issue.path.slice(1) : issue.path;
-  const field = path.map((p) => (typeof p === 'number' ? `[${p}]` : String(p))).join('.').replace(/\.\[/g, '[');
+  const field = path
+    .map((p) => (typeof p === 'number' ? `[${p}]` : String(p)))
+    .join('.')
+    .replace(/\.\[/g, '[');
   const what = issue.message.replace(/^Invalid input: /, '');
   return oneLine(`Invalid params: ${field ? `${field}: ` : ''}${what}`);
 }

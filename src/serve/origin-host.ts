@@ -67,7 +67,10 @@ export function createOriginHostCheck(options: OriginHostOptions): OriginHostChe
 
   const hostAllowed = (value: string): boolean => {
     const h = parseHost(value);
-    return h !== undefined && hosts.some((a) => a.hostname === h.hostname && (a.port === undefined ? h.port === undefined || h.port === port : (h.port ?? 80) === a.port));
+    return (
+      h !== undefined &&
+      hosts.some((a) => a.hostname === h.hostname && (a.port === undefined ? h.port === undefined || h.port === port : (h.port ?? 80) === a.port))
+    );
   };
   return (headers) => {
     const host = values(headers, 'host');

@@ -104,7 +104,15 @@ export class SessionOpener {
         server.onerror = (err) => logger.debug({ session: session.id, err: err.message }, 'session transport');
         // Which revision and which client, once per session (a 2026 connection has no handshake to wait for).
         const opened = () =>
-          logger.info({ session: id, principal: caller.principal, protocol: era === 'modern' ? MODERN_REVISION : server.getNegotiatedProtocolVersion(), client: server.getClientVersion() }, 'client session opened');
+          logger.info(
+            {
+              session: id,
+              principal: caller.principal,
+              protocol: era === 'modern' ? MODERN_REVISION : server.getNegotiatedProtocolVersion(),
+              client: server.getClientVersion(),
+            },
+            'client session opened',
+          );
         if (era === 'modern') opened();
         else server.oninitialized = opened;
         return server;

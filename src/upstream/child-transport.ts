@@ -126,8 +126,7 @@ export class ChildTransport implements Transport {
     if (!child) return;
     const grace = this.params.killGraceMs ?? 2000;
     const exited = this.exited!;
-    const within = (ms: number) =>
-      Promise.race([exited.then(() => true), new Promise<boolean>((r) => setTimeout(() => r(false), ms).unref())]);
+    const within = (ms: number) => Promise.race([exited.then(() => true), new Promise<boolean>((r) => setTimeout(() => r(false), ms).unref())]);
     try {
       child.stdin?.end();
     } catch {

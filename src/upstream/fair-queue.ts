@@ -127,9 +127,7 @@ export class FairQueue {
 
   private canStart(key: string, principal: string): boolean {
     return (
-      this.running < this.concurrency &&
-      (this.runningByKey.get(key) ?? 0) < this.perKey &&
-      (this.runningByPrincipal.get(principal) ?? 0) < this.perPrincipal
+      this.running < this.concurrency && (this.runningByKey.get(key) ?? 0) < this.perKey && (this.runningByPrincipal.get(principal) ?? 0) < this.perPrincipal
     );
   }
 

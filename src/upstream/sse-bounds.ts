@@ -324,9 +324,7 @@ class EventBounds implements Transformer<Uint8Array, Uint8Array> {
   }
 
   private reason(why: Refusal, what: string): string {
-    return why === 'large'
-      ? `${what} over maxResponseBytes (${this.options.maxEventBytes})`
-      : `${what} nested deeper than maxDepth (${this.options.maxDepth})`;
+    return why === 'large' ? `${what} over maxResponseBytes (${this.options.maxEventBytes})` : `${what} nested deeper than maxDepth (${this.options.maxDepth})`;
   }
 
   private markAnswered(id: RpcId): void {

@@ -159,7 +159,10 @@ export class Upstream {
     if ((this.status as UpstreamStatus) === 'closed') throw new ProxyError(ErrorCodes.CLOSED, `upstream ${this.id} is closed`);
     // The preferred transport's error leads: an unreachable Streamable HTTP server is reported as
     // such, with the SSE fallback's failure after it, not in its place.
-    this.failure = { reason: failures.length > 1 ? `${failures[0]} (${failures.slice(1).join('; ')})` : (failures[0] ?? String(lastError)), stderr: lastStderr };
+    this.failure = {
+      reason: failures.length > 1 ? `${failures[0]} (${failures.slice(1).join('; ')})` : (failures[0] ?? String(lastError)),
+      stderr: lastStderr,
+    };
     this.setStatus('unavailable');
     this.scheduleReconnect();
     throw new ProxyError(ErrorCodes.UPSTREAM_UNAVAILABLE, `upstream ${this.id} failed to start: ${String(lastError)}`, {
@@ -253,13 +256,7 @@ export class Upstream {
    * (the caller's signal), RESPONSE_TOO_LARGE, or UPSTREAM_ERROR with `details.rpcCode`.
    * `principal` is who the request is for: slots are shared fairly across principals (see {@link FairQueue}).
    */
-  async request<T>(
-    method: string,
-    params: Record<string, unknown> | undefined,
-    schema: ResultSchema<T>,
-    signal?: AbortSignal,
-    principal?: string,
-  ): Promise<T> {
+  async request<T>(method: string, params: Record<string, unknown> | undefined, schema: ResultSchema<T>, signal?: AbortSignal, principal?: string): Promise<T> {
     const client = this.client;
     if (this.status !== 'ready' || client === undefined) {
       throw new ProxyError(ErrorCodes.UPSTREAM_UNAVAILABLE, `upstream ${this.id} is not connected`);
@@ -313,9 +310,7 @@ export class Upstream {
     this.connectingClient = undefined;
     this.connectingTransport = undefined;
     this.queue.clear(new ProxyError(ErrorCodes.CLOSED, `upstream ${this.id} is closed`));
-    await Promise.all(
-      closing.map((c) => c?.close().catch((err: unknown) => this.log.debug({ err: String(err) }, 'close failed'))),
-    );
+    await Promise.all(closing.map((c) => c?.close().catch((err: unknown) => this.log.debug({ err: String(err) }, 'close failed'))));
   }
 
   async [Symbol.asyncDispose](): Promise<void> {
@@ -373,8 +368,15 @@ export class Upstream {
     const details = { server: this.id, rpcCode, upstreamMessage: (err as Error)?.message };
     // SDK 2.x reports its own failures with string codes (SdkError), JSON-RPC errors with numbers.
     const sdkCode = (err as { code?: unknown } | null)?.code;
-    if (sdkCode === 'REQUEST_TIMEOUT' || rpcCode === JsonRpc.REQUEST_TIMEOUT) return new ProxyError(ErrorCodes.UPSTREAM_TIMEOUT, `upstream ${this.id} timed out`, { details });
-    if (sdkCode === 'CONNECTION_CLOSED' || sdkCode === 'NOT_CONNECTED' || rpcCode === JsonRpc.SERVER_ERROR || this.status !== 'ready' || isConnectionLost(err)) {
+    if (sdkCode === 'REQUEST_TIMEOUT' || rpcCode === JsonRpc.REQUEST_TIMEOUT)
+      return new ProxyError(ErrorCodes.UPSTREAM_TIMEOUT, `upstream ${this.id} timed out`, { details });
+    if (
+      sdkCode === 'CONNECTION_CLOSED' ||
+      sdkCode === 'NOT_CONNECTED' ||
+      rpcCode === JsonRpc.SERVER_ERROR ||
+      this.status !== 'ready' ||
+      isConnectionLost(err)
+    ) {
       return new ProxyError(ErrorCodes.UPSTREAM_UNAVAILABLE, `upstream ${this.id} connection lost`, { details });
     }
     return new ProxyError(ErrorCodes.UPSTREAM_ERROR, `upstream ${this.id} failed`, { cause: err, details });

@@ -158,7 +158,8 @@ class NfaGlob implements Glob {
       if (kind !== STAR && kind !== GLOBSTAR) continue;
       this.epsilon[i]!.push(i + 1);
       if (kind !== GLOBSTAR || i === 0 || !isSlash(i - 1)) continue;
-      if (i + 1 === n) this.epsilon[i - 1]!.push(n); // `x/**` also matches `x`
+      if (i + 1 === n)
+        this.epsilon[i - 1]!.push(n); // `x/**` also matches `x`
       else if (isSlash(i + 1)) this.epsilon[i]!.push(i + 2); // `x/**/y` also matches `x/y`
     }
     const reachesFinal = new Uint8Array(n + 1);

@@ -143,7 +143,8 @@ export function canonicalFormProblem(text: string): string | undefined {
   const scheme = SCHEME.exec(nfc)![1]!;
   if (scheme !== scheme.toLowerCase()) return 'write the scheme in lower case (URIs are compared with it lower-cased)';
   const rest = nfc.slice(scheme.length + 1);
-  if (scheme.toLowerCase() === 'file' && !rest.startsWith('///')) return 'write file URIs as file:///path (an empty or localhost authority, file:/path and file:path are compared as file:///path)';
+  if (scheme.toLowerCase() === 'file' && !rest.startsWith('///'))
+    return 'write file URIs as file:///path (an empty or localhost authority, file:/path and file:path are compared as file:///path)';
   if (rest.startsWith('//')) {
     const authority = /^[^/?#]*/.exec(rest.slice(2))![0];
     if (authority !== lowerHost(authority)) return 'write the host in lower case (URIs are compared with it lower-cased)';

@@ -64,7 +64,6 @@ export function installDispatch(protocol: object, transport: RefusingTransport, 
   const failPending = (id: string | number, message: string, data?: Record<string, unknown>) =>
     internals._onresponse(errorAnswer(id, JsonRpc.INTERNAL_ERROR, message, data));
 
-
   transport.onmessage = (message, extra) => {
     const envelope = classify(message);
     switch (envelope.kind) {
@@ -116,11 +115,7 @@ export interface ServerGuard {
  * flight are bounded by `maxInFlight` when the transport can pause (one gate for the connection's
  * whole life).
  */
-export function installServerGuard(
-  transport: RefusingTransport,
-  next: NonNullable<Transport['onmessage']>,
-  options: DispatchOptions = {},
-): ServerGuard {
+export function installServerGuard(transport: RefusingTransport, next: NonNullable<Transport['onmessage']>, options: DispatchOptions = {}): ServerGuard {
   const reply = replier(transport);
   const gate = inFlightGate(transport, options.maxInFlight);
   let to = next;
@@ -155,9 +150,10 @@ export function installServerGuard(
 /** Sends an error answer for `id` (written as `idText` when given and the transport can), never throwing. */
 function replier(transport: RefusingTransport) {
   return (id: ReadableId, code: number, message: string, data?: unknown, idText?: string) =>
-    void (idText !== undefined && transport.sendText
-      ? transport.sendText(errorText(idText, code, message, data))
-      : transport.send(errorAnswer(id, code, message, data) as unknown as JSONRPCMessage)
+    void (
+      idText !== undefined && transport.sendText
+        ? transport.sendText(errorText(idText, code, message, data))
+        : transport.send(errorAnswer(id, code, message, data) as unknown as JSONRPCMessage)
     ).catch(() => undefined);
 }
 

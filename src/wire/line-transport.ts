@@ -314,7 +314,10 @@ export class LineTransport implements Transport {
     } catch {
       return this.refuse({ reason: 'parse-error', id: null });
     }
-    const m = typeof message === 'object' && message !== null && !Array.isArray(message) ? (message as { id?: unknown; method?: unknown; params?: { requestId?: unknown } }) : undefined;
+    const m =
+      typeof message === 'object' && message !== null && !Array.isArray(message)
+        ? (message as { id?: unknown; method?: unknown; params?: { requestId?: unknown } })
+        : undefined;
     if (exceedsDepth(line, this.maxDepth)) {
       const id = m ? readableId(m.id) : null;
       return this.refuse({ reason: 'too-deep', id, limit: this.maxDepth, ...idText(id, line) });

@@ -148,7 +148,6 @@ export class RequestIds {
     this.open.delete(id);
     return lexeme === undefined ? JSON.stringify(message) : withRawId(message, lexeme);
   }
-
 }
 
 /**
@@ -168,4 +167,3 @@ export function withRawId(message: object, lexeme: string): string {
   const body = JSON.stringify(rest);
   return body === '{}' ? `{"id":${lexeme}}` : `{"id":${lexeme},${body.slice(1)}`;
 }
-

@@ -80,8 +80,7 @@ describe('two principals on one HTTP gateway', () => {
       expect(await rpcError(olga.readResource({ uri: 'fx+fixture://res/0' }))).toEqual(notFound('fx+fixture://res/0'));
       await olga.readResource({ uri: 'fx+fixture://res/1' });
       // Subscriptions interleaved: the ticker update reaches olga (allowed) and erin (eng).
-      const heard = (c: Client) =>
-        new Promise<string>((resolve) => c.setNotificationHandler(ResourceUpdatedNotificationSchema, (n) => resolve(n.params.uri)));
+      const heard = (c: Client) => new Promise<string>((resolve) => c.setNotificationHandler(ResourceUpdatedNotificationSchema, (n) => resolve(n.params.uri)));
       const [erinHeard, olgaHeard] = [heard(erin), heard(olga)];
       await olga.subscribeResource({ uri: 'fx+fixture://ticker' });
       await erin.subscribeResource({ uri: 'fx+fixture://ticker' });

@@ -63,7 +63,12 @@ describe.concurrent('audit verify (built CLI)', () => {
   });
 
   it.each([
-    ['an edited field', (l: string[]) => l.map((x, i) => (i === 1 ? x.replace('"principal":"alice"', '"principal":"mallory"') : x)), 2, 'hash mismatch: the record was altered'],
+    [
+      'an edited field',
+      (l: string[]) => l.map((x, i) => (i === 1 ? x.replace('"principal":"alice"', '"principal":"mallory"') : x)),
+      2,
+      'hash mismatch: the record was altered',
+    ],
     ['a deleted line', (l: string[]) => l.filter((_, i) => i !== 1), 2, '"prev" is not the hash of the record before it'],
     ['an inserted line', (l: string[]) => [l[0]!, l[2]!, ...l.slice(1)], 2, '"prev" is not the hash of the record before it'],
     ['reordered lines', (l: string[]) => [l[0]!, l[2]!, l[1]!], 2, '"prev" is not the hash of the record before it'],
@@ -165,7 +170,11 @@ describe.concurrent('audit verify (built CLI)', () => {
   });
 
   it('audit --help prints its usage and the main --help lists the command', async () => {
-    expect(await runCli(['audit', '--help'])).toMatchObject({ exitCode: 0, stderr: '', stdout: expect.stringContaining('mcp-federate audit verify [--key-env <NAME>] [--anchor <file>]') });
+    expect(await runCli(['audit', '--help'])).toMatchObject({
+      exitCode: 0,
+      stderr: '',
+      stdout: expect.stringContaining('mcp-federate audit verify [--key-env <NAME>] [--anchor <file>]'),
+    });
     expect(String((await runCli(['--help'])).stdout)).toContain('mcp-federate audit verify [--key-env <NAME>] [--anchor <file>] [--strict] <file>...');
   });
 });
@@ -253,7 +262,10 @@ function resealPlain(lines: string[], i: number, over: Partial<AuditRecord>): st
 
 /** Runs the built gateway on stdio with `audit`, reads `reads` resources, and waits for it to exit (its shutdown anchor written). */
 async function serveAndRead(audit: Record<string, unknown>, reads: number): Promise<void> {
-  const proxy = await ProxyProcess.start({ servers: { fx: upstreams.fixture('--resources', '3') }, stdio: { principal: 'erin', roles: ['eng'] }, audit }, withKey);
+  const proxy = await ProxyProcess.start(
+    { servers: { fx: upstreams.fixture('--resources', '3') }, stdio: { principal: 'erin', roles: ['eng'] }, audit },
+    withKey,
+  );
   const pid = proxy.pid;
   try {
     for (let i = 0; i < reads; i++) await proxy.client.readResource({ uri: `fx+fixture://res/${i % 3}` });
@@ -281,7 +293,9 @@ describe('keyed chain and anchors (built CLI)', () => {
     const audit = { file: auditFile, maxBytes: 2500, keep: 20, keyEnv: KEY_ENV, anchorFile, anchorEvery: 4 };
     await serveAndRead(audit, 9);
     await serveAndRead(audit, 7); // a restart: the chain, the MACs and the anchors continue
-    const rotated = readdirSync(dir.path).filter((f) => /^audit\.jsonl\.\d+$/.test(f)).sort((a, b) => Number(b.split('.').pop()) - Number(a.split('.').pop()));
+    const rotated = readdirSync(dir.path)
+      .filter((f) => /^audit\.jsonl\.\d+$/.test(f))
+      .sort((a, b) => Number(b.split('.').pop()) - Number(a.split('.').pop()));
     expect(rotated.length).toBeGreaterThanOrEqual(2);
     const files = [...rotated.map((f) => dir.file(f)), auditFile];
     const all = files.flatMap(linesOf).map((l) => JSON.parse(l) as AuditRecord);
@@ -292,7 +306,9 @@ describe('keyed chain and anchors (built CLI)', () => {
 
     const ok = await runCli(['audit', 'verify', '--key-env', KEY_ENV, '--anchor', anchorFile, '--strict', ...files], withKey);
     expect(ok.exitCode).toBe(0);
-    expect(String(ok.stdout)).toContain(`verified ${all.length} records\nlast: seq ${all.length} hash ${all.at(-1)!.hash} mac ${all.at(-1)!.mac}\nkeyed: ${all.length} MACs verified with the key from ${KEY_ENV}\nanchors: ${anchors.length} matched`);
+    expect(String(ok.stdout)).toContain(
+      `verified ${all.length} records\nlast: seq ${all.length} hash ${all.at(-1)!.hash} mac ${all.at(-1)!.mac}\nkeyed: ${all.length} MACs verified with the key from ${KEY_ENV}\nanchors: ${anchors.length} matched`,
+    );
     expect(String(ok.stdout)).not.toContain('warning');
     // The defaults come from the config's audit block.
     const config = dir.writeConfig({ servers: { fx: upstreams.fixture() }, audit });
@@ -301,14 +317,17 @@ describe('keyed chain and anchors (built CLI)', () => {
     const wrong = await runCli(['audit', 'verify', '--key-env', KEY_ENV, ...files], { env: { [KEY_ENV]: 'not the key, but long enough' } });
     expect(wrong).toMatchObject({ exitCode: 1, stdout: expect.stringMatching(new RegExp(`^${files[0]}:1: MAC mismatch`)) });
     const unset = await runCli(['audit', 'verify', '--key-env', 'MCPF_E2E_UNSET_KEY', ...files], { env: { MCPF_E2E_UNSET_KEY: undefined } });
-    expect(unset).toMatchObject({ exitCode: 2, stderr: 'mcp-federate: audit verify: --key-env: environment variable MCPF_E2E_UNSET_KEY is not set (it must hold the audit key)' });
+    expect(unset).toMatchObject({
+      exitCode: 2,
+      stderr: 'mcp-federate: audit verify: --key-env: environment variable MCPF_E2E_UNSET_KEY is not set (it must hold the audit key)',
+    });
     // Without the key the plain chain still verifies, and the MACs are reported as not checked (--strict fails on it).
     const keyless = await runCli(['audit', 'verify', ...files]);
     expect(keyless).toMatchObject({ exitCode: 0, stdout: expect.stringContaining(`warning: ${all.length} records carry a MAC that was not checked`) });
     expect((await runCli(['audit', 'verify', '--strict', ...files])).exitCode).toBe(1);
   });
 
-  describe('tampered copies of a gateway\'s keyed, anchored log', () => {
+  describe("tampered copies of a gateway's keyed, anchored log", () => {
     let lines: string[] = [];
     let anchorText = '';
     const setup = async (dir: TempDir) => {
@@ -324,7 +343,8 @@ describe('keyed chain and anchors (built CLI)', () => {
       writeFileSync(anchors, anchorText);
       return anchors;
     };
-    const verify = (file: string, anchors: string, ...more: string[]) => runCli(['audit', 'verify', '--key-env', KEY_ENV, '--anchor', anchors, ...more, file], withKey);
+    const verify = (file: string, anchors: string, ...more: string[]) =>
+      runCli(['audit', 'verify', '--key-env', KEY_ENV, '--anchor', anchors, ...more, file], withKey);
     const firstLine = (r: { stdout: unknown }) => String(r.stdout).split('\n')[0];
 
     it('the untouched copy verifies strictly', async () => {
@@ -336,10 +356,20 @@ describe('keyed chain and anchors (built CLI)', () => {
     });
 
     it.each([
-      ['leading duplicate keys, hash untouched', (l: string[]) => l.map((x, i) => (i === 4 ? `{"principal":"someone-else","outcome":"denied",${x.slice(1)}` : x)), 5, 'not the canonical form'],
+      [
+        'leading duplicate keys, hash untouched',
+        (l: string[]) => l.map((x, i) => (i === 4 ? `{"principal":"someone-else","outcome":"denied",${x.slice(1)}` : x)),
+        5,
+        'not the canonical form',
+      ],
       ['a re-spaced line', (l: string[]) => l.map((x, i) => (i === 4 ? x.replace(/,"/g, ', "') : x)), 5, 'not the canonical form'],
       ['a record changed and everything after it re-sealed', (l: string[]) => resealPlain(l, 5, { principal: 'mallory' }), 6, 'no "mac" after keyed records'],
-      ['a forged record appended', (l: string[]) => [...l, resealPlain([...l, l[9]!.replace('"seq":10,', '"seq":11,')], 10, { principal: 'mallory' }).at(-1)!], 11, 'no "mac" after keyed records'],
+      [
+        'a forged record appended',
+        (l: string[]) => [...l, resealPlain([...l, l[9]!.replace('"seq":10,', '"seq":11,')], 10, { principal: 'mallory' }).at(-1)!],
+        11,
+        'no "mac" after keyed records',
+      ],
       ['its tail cut off', (l: string[]) => l.slice(0, 7), 7, 'the log ends at seq 7, before seq 10 anchored at'],
     ])('fails with the key and the anchors: %s, naming its line', async (_what, tamper, line, reason) => {
       await using dir = new TempDir();
@@ -354,7 +384,12 @@ describe('keyed chain and anchors (built CLI)', () => {
     // Anchors are made off the event loop, so which seqs between 4 and 10 got one varies: `line`
     // receives the anchored seqs and says which line must fail (one record per line, from seq 1).
     it.each([
-      ['a record changed and everything after it re-sealed', (l: string[]) => resealPlain(l, 5, { principal: 'mallory' }), (seqs: number[]) => seqs.find((s) => s >= 6)!, 'is not the record anchored at'],
+      [
+        'a record changed and everything after it re-sealed',
+        (l: string[]) => resealPlain(l, 5, { principal: 'mallory' }),
+        (seqs: number[]) => seqs.find((s) => s >= 6)!,
+        'is not the record anchored at',
+      ],
       ['its tail cut off', (l: string[]) => l.slice(0, 7), () => 7, 'records after this line were cut off (truncated)'],
     ])('fails with the anchors alone (no key): %s, naming its line', async (_what, tamper, lineOf, reason) => {
       await using dir = new TempDir();
@@ -374,7 +409,9 @@ describe('keyed chain and anchors (built CLI)', () => {
       await using dir = new TempDir();
       const anchors = await setup(dir);
       const file = dir.file('appended.jsonl');
-      const forged = resealPlain([...lines, lines[9]!.replace('"seq":10,', '"seq":11,'), lines[9]!.replace('"seq":10,', '"seq":12,')], 10, { principal: 'mallory' });
+      const forged = resealPlain([...lines, lines[9]!.replace('"seq":10,', '"seq":11,'), lines[9]!.replace('"seq":10,', '"seq":12,')], 10, {
+        principal: 'mallory',
+      });
       writeLines(file, forged);
       const lax = await runCli(['audit', 'verify', '--anchor', anchors, file]);
       expect(lax.exitCode).toBe(0);

@@ -10,9 +10,15 @@ const NO_STACK = /^\s+at /m;
 
 /** The CLI's stderr split into JSON log records, `ls` progress lines and the other plain lines it printed itself. */
 function splitStderr(stderr: unknown): { logs: LogRecord[]; progress: string[]; lines: string[] } {
-  const all = String(stderr).split('\n').filter((line) => line !== '');
+  const all = String(stderr)
+    .split('\n')
+    .filter((line) => line !== '');
   const plain = all.filter((l) => !l.startsWith('{'));
-  return { logs: parseLogLines(all.filter((l) => l.startsWith('{')).join('\n')), progress: plain.filter((l) => l.startsWith('ls: ')), lines: plain.filter((l) => !l.startsWith('ls: ')) };
+  return {
+    logs: parseLogLines(all.filter((l) => l.startsWith('{')).join('\n')),
+    progress: plain.filter((l) => l.startsWith('ls: ')),
+    lines: plain.filter((l) => !l.startsWith('ls: ')),
+  };
 }
 
 /** True when `line` is one JSON-RPC 2.0 message. */
@@ -35,7 +41,7 @@ describe.concurrent('invalid invocations exit 2 with a one-line reason and no st
     ['a misspelt audit block', { servers: { docs: { command: 'x' } }, audit_log: { file: 'a.jsonl' } }, 'unknown field "audit_log" (did you mean "audit"?)'],
     ['a misspelt limits block', { servers: { docs: { command: 'x' } }, rateLimits: [] }, 'unknown field "rateLimits" (did you mean "limits"?)'],
     [
-      "a VS Code ${input:…} with no variable to supply it",
+      'a VS Code ${input:…} with no variable to supply it',
       { servers: { docs: { url: 'https://example.com/mcp', headers: { Authorization: 'Bearer ${input:mcp-federate-e2e-unset}' } } } },
       'servers.docs.headers.Authorization: ${input:mcp-federate-e2e-unset} is a VS Code input, which mcp-federate cannot prompt for: set the environment variable mcp-federate-e2e-unset or MCP_FEDERATE_E2E_UNSET, or write ${env:NAME} instead',
     ],
@@ -250,7 +256,10 @@ describe.concurrent('configuration files from elsewhere', () => {
       ...upstreams.fixture('--resources', '1').args.map((a) => `      - ${JSON.stringify(a)}`),
       '  b:',
       `    command: ${JSON.stringify(upstreams.fixture().command)}`,
-      `    args: [${upstreams.fixture('--resources', '2').args.map((a) => JSON.stringify(a)).join(', ')}]`,
+      `    args: [${upstreams
+        .fixture('--resources', '2')
+        .args.map((a) => JSON.stringify(a))
+        .join(', ')}]`,
       'list:',
       '  firstWaitMs: 60000 # a loaded test machine may start upstreams slowly; the list expects them all',
       '',
@@ -340,10 +349,7 @@ describe('serve', () => {
   it.each(['SIGTERM', 'SIGINT', 'stdin end'] as const)('%s: exits 0 and its upstream processes end', async (how) => {
     await using session = new WireSession({ servers: { a: upstreams.fixture('--resources', '2'), b: upstreams.fixture('--resources', '1') } });
     await session.initialize();
-    const pids = [
-      (await session.readJson('a+fixture://stats')).pid as number,
-      (await session.readJson('b+fixture://stats')).pid as number,
-    ];
+    const pids = [(await session.readJson('a+fixture://stats')).pid as number, (await session.readJson('b+fixture://stats')).pid as number];
     expect(pids.every((pid) => Number.isInteger(pid) && isAlive(pid))).toBe(true);
     if (how === 'stdin end') session.child.stdin.end();
     else session.child.kill(how);

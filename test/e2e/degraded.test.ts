@@ -28,9 +28,7 @@ describe('broken upstreams', () => {
   it.each(['resources', 'templates'] as const)('%s list: the good upstream’s items, the others reported in _meta', async (kind) => {
     const { items, pages } = await listAll(client(), kind);
     const key = kind === 'resources' ? 'uri' : 'uriTemplate';
-    expect(items.map((i) => i[key])).toEqual(
-      kind === 'resources' ? good('good', 3) : ['good+fixture://res/{id}', 'good+fixture://item/{category}/{id}'],
-    );
+    expect(items.map((i) => i[key])).toEqual(kind === 'resources' ? good('good', 3) : ['good+fixture://res/{id}', 'good+fixture://item/{category}/{id}']);
     expect(pages).toHaveLength(1);
     expect(pages[0]?.meta).toEqual({
       [META_INCOMPLETE]: [
@@ -58,17 +56,13 @@ describe('broken upstreams', () => {
 
   it('completion against an unavailable upstream is -32002', async () => {
     const uri = 'dead+fixture://item/{category}/{id}';
-    expect(await rpcError(client().complete({ ref: { type: 'ref/resource', uri }, argument: { name: 'category', value: 'a' } }))).toEqual(
-      notFound(uri),
-    );
+    expect(await rpcError(client().complete({ ref: { type: 'ref/resource', uri }, argument: { name: 'category', value: 'a' } }))).toEqual(notFound(uri));
   });
 });
 
 describe('foreign-looking upstream URIs', () => {
   // Page size 1: the proxy has to walk six upstream pages of resources and three of templates.
-  const proxy = suiteResource(() =>
-    ProxyProcess.start({ servers: { fx: upstreams.fixture('--foreign', '--resources', '3', '--page-size', '1') } }),
-  );
+  const proxy = suiteResource(() => ProxyProcess.start({ servers: { fx: upstreams.fixture('--foreign', '--resources', '3', '--page-size', '1') } }));
   const client = () => proxy().client;
 
   it('lists other+file:///secret inside the upstream’s own namespace', async () => {
@@ -112,13 +106,12 @@ describe('an upstream that returns cursors forever', () => {
       list,
     });
     const { items, pages } = await listAll(proxy.client);
-    expect(items.map((r) => r.uri)).toEqual([
-      ...Array.from({ length: 20 }, (_, n) => `endless+fixture://endless/${n}`),
-      ...good('tail', 1),
-    ]);
+    expect(items.map((r) => r.uri)).toEqual([...Array.from({ length: 20 }, (_, n) => `endless+fixture://endless/${n}`), ...good('tail', 1)]);
     expect(pages).toHaveLength(expectedPages);
     expect(pages.map((p) => p.size)).toEqual(expectedPages === 1 ? [23] : [7, 7, 7, 2]);
-    expect(pages.map((p) => p.meta)).toEqual(pages.map((_, i) => (i === metaPage ? { [META_INCOMPLETE]: [{ server: 'endless', reason: 'page-limit' }] } : undefined)));
+    expect(pages.map((p) => p.meta)).toEqual(
+      pages.map((_, i) => (i === metaPage ? { [META_INCOMPLETE]: [{ server: 'endless', reason: 'page-limit' }] } : undefined)),
+    );
     // The upstream was asked for exactly maxPagesPerUpstream pages, no more.
     const stats = await proxy.client.readResource({ uri: 'endless+fixture://stats' });
     expect(JSON.parse((stats.contents[0] as { text: string }).text)).toMatchObject({ listCalls: 20 });

@@ -21,7 +21,12 @@ class Gateway extends HttpGatewayProcess {
     return Number(this.url.port);
   }
   /** One raw request: any method, any headers (Host included), any body. */
-  raw(method: string, path: string, headers: Record<string, string> = {}, body?: string): Promise<{ status: number; headers: IncomingHttpHeaders; text: string }> {
+  raw(
+    method: string,
+    path: string,
+    headers: Record<string, string> = {},
+    body?: string,
+  ): Promise<{ status: number; headers: IncomingHttpHeaders; text: string }> {
     return new Promise((resolve, reject) => {
       const req = httpRequest({ host: '127.0.0.1', port: this.port, method, path, headers, setHost: !('host' in headers) }, (res) => {
         let text = '';
@@ -35,16 +40,29 @@ class Gateway extends HttpGatewayProcess {
   }
   /** A POST of `body` (text as given) to the MCP path with JSON headers and `token`. */
   post(body: string, token: string | undefined, headers: Record<string, string> = {}) {
-    return this.raw('POST', this.url.pathname, {
-      'content-type': 'application/json',
-      accept: 'application/json, text/event-stream',
-      ...(token ? { authorization: `Bearer ${token}` } : {}),
-      ...headers,
-    }, body);
+    return this.raw(
+      'POST',
+      this.url.pathname,
+      {
+        'content-type': 'application/json',
+        accept: 'application/json, text/event-stream',
+        ...(token ? { authorization: `Bearer ${token}` } : {}),
+        ...headers,
+      },
+      body,
+    );
   }
   /** A 2025-11-25 session opened raw: its id. */
   async session(token: string): Promise<string> {
-    const init = await this.post(JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'initialize', params: { protocolVersion: '2025-11-25', capabilities: {}, clientInfo: { name: 'raw', version: '1' } } }), token);
+    const init = await this.post(
+      JSON.stringify({
+        jsonrpc: '2.0',
+        id: 1,
+        method: 'initialize',
+        params: { protocolVersion: '2025-11-25', capabilities: {}, clientInfo: { name: 'raw', version: '1' } },
+      }),
+      token,
+    );
     expect(init.status).toBe(200);
     const id = init.headers['mcp-session-id'] as string;
     expect((await this.post('{"jsonrpc":"2.0","method":"notifications/initialized"}', token, { 'mcp-session-id': id })).status).toBe(202);
@@ -146,9 +164,14 @@ describe('HTTP edges', () => {
     const sid = await g.session(TOKENS.alice);
     for (const type of ['text/plain; x=application/json', 'application/jsonx', 'application/json-seq', 'text/plain', 'application/json, text/plain']) {
       expect((await g.post('{"jsonrpc":"2.0","id":3,"method":"ping"}', TOKENS.alice, { 'mcp-session-id': sid, 'content-type': type })).status, type).toBe(415);
-      expect((await g.post(modern('server/discover', '3'), TOKENS.alice, { 'content-type': type, 'mcp-protocol-version': '2026-07-28' })).status, type).toBe(415);
+      expect((await g.post(modern('server/discover', '3'), TOKENS.alice, { 'content-type': type, 'mcp-protocol-version': '2026-07-28' })).status, type).toBe(
+        415,
+      );
     }
-    const ok = await g.post('{"jsonrpc":"2.0","id":4,"method":"ping"}', TOKENS.alice, { 'mcp-session-id': sid, 'content-type': 'Application/JSON; charset=utf-8' });
+    const ok = await g.post('{"jsonrpc":"2.0","id":4,"method":"ping"}', TOKENS.alice, {
+      'mcp-session-id': sid,
+      'content-type': 'Application/JSON; charset=utf-8',
+    });
     expect(ok.status).toBe(200);
     expect(JSON.parse(ok.text)).toMatchObject({ id: 4, result: {} });
   });
@@ -158,8 +181,14 @@ describe('HTTP edges', () => {
     const deep = nested(30_000);
     const legacy = await g.post(`{"jsonrpc":"2.0","id":5,"method":"resources/read","params":{"uri":${deep}}}`, TOKENS.alice, { 'mcp-session-id': sid });
     expect(legacy.status).toBe(400);
-    expect(JSON.parse(legacy.text)).toEqual({ jsonrpc: '2.0', id: 5, error: { code: -32600, message: 'Invalid Request: message nests deeper than 1000 levels', data: { limit: 1000 } } });
-    const now = await g.post(modern('resources/read', '6', { uri: 'x', deep: JSON.parse(nested(2_000)) as unknown }), TOKENS.alice, { 'mcp-protocol-version': '2026-07-28' });
+    expect(JSON.parse(legacy.text)).toEqual({
+      jsonrpc: '2.0',
+      id: 5,
+      error: { code: -32600, message: 'Invalid Request: message nests deeper than 1000 levels', data: { limit: 1000 } },
+    });
+    const now = await g.post(modern('resources/read', '6', { uri: 'x', deep: JSON.parse(nested(2_000)) as unknown }), TOKENS.alice, {
+      'mcp-protocol-version': '2026-07-28',
+    });
     expect(now.status).toBe(400);
     expect(JSON.parse(now.text)).toMatchObject({ id: 6, error: { code: -32600 } });
     // Size: http.maxBodyBytes (1 MiB here) in both eras, 413 with -32600.
@@ -207,7 +236,11 @@ describe('HTTP edges', () => {
       'the duplicate id to be refused while the first is in flight',
     );
     expect(second.status).toBe(400);
-    expect(JSON.parse(second.text)).toEqual({ jsonrpc: '2.0', id: 9, error: { code: -32600, message: 'Invalid Request: a request with this id is already in flight' } });
+    expect(JSON.parse(second.text)).toEqual({
+      jsonrpc: '2.0',
+      id: 9,
+      error: { code: -32600, message: 'Invalid Request: a request with this id is already in flight' },
+    });
     const answered = JSON.parse((await first).text) as { id: number; result: { contents: { uri: string }[] } };
     expect(answered.id).toBe(9);
     expect(answered.result.contents[0]?.uri).toBe('fx+fixture://res/0');
@@ -275,7 +308,9 @@ describe('stdio ids, through the built CLI', () => {
   });
 
   it('a second in-flight request with the same id is refused with -32600; the first is still answered', async () => {
-    await w.write('{"jsonrpc":"2.0","id":"dup","method":"resources/read","params":{"uri":"fx+fixture://res/0"}}\n{"jsonrpc":"2.0","id":"dup","method":"ping"}\n');
+    await w.write(
+      '{"jsonrpc":"2.0","id":"dup","method":"resources/read","params":{"uri":"fx+fixture://res/0"}}\n{"jsonrpc":"2.0","id":"dup","method":"ping"}\n',
+    );
     await w.until(() => w.answers('dup').length === 2, 'both answers');
     const [refusal, answer] = w.answers('dup');
     expect(refusal).toEqual({ jsonrpc: '2.0', id: 'dup', error: { code: -32600, message: 'Invalid Request: a request with this id is already in flight' } });
@@ -317,7 +352,10 @@ describe('JWKS bounds', () => {
     });
     await new Promise<void>((r) => jwks.listen(0, '127.0.0.1', r));
     const port = (jwks.address() as AddressInfo).port;
-    g = await Gateway.start({ servers: { fx: upstreams.fixture('--resources', '1') }, auth: { jwt: { jwksUrl: `http://127.0.0.1:${port}/jwks`, audience: 'mcp' } } });
+    g = await Gateway.start({
+      servers: { fx: upstreams.fixture('--resources', '1') },
+      auth: { jwt: { jwksUrl: `http://127.0.0.1:${port}/jwks`, audience: 'mcp' } },
+    });
     await within(g.started, 'the upstreams to start');
   });
   afterAll(async () => {
@@ -330,7 +368,9 @@ describe('JWKS bounds', () => {
     const { privateKey } = await generateKeyPair('ES256');
     const before = rssBytes(g.pid);
     for (let i = 0; i < 3; i++) {
-      const token = await new SignJWT({ sub: 'x', aud: 'mcp', exp: Math.floor(Date.now() / 1000) + 60 }).setProtectedHeader({ alg: 'ES256', kid: `k${i}` }).sign(privateKey);
+      const token = await new SignJWT({ sub: 'x', aud: 'mcp', exp: Math.floor(Date.now() / 1000) + 60 })
+        .setProtectedHeader({ alg: 'ES256', kid: `k${i}` })
+        .sign(privateKey);
       const res = await g.post('{"jsonrpc":"2.0","id":1,"method":"ping"}', token);
       expect(res.status).toBe(401);
     }

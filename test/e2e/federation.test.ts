@@ -202,16 +202,17 @@ describe('errors', () => {
   it('rejects with an McpError whose message is prefixed exactly once', async () => {
     const err = await client()
       .readResource({ uri: 'fixture+fixture://res/999999' })
-      .then(() => undefined, (e: unknown) => e);
+      .then(
+        () => undefined,
+        (e: unknown) => e,
+      );
     expect(err).toBeInstanceOf(McpError);
     expect((err as McpError).message).toBe('MCP error -32002: Resource not found');
   });
 
   it('completing against an unknown server id is -32002 with the template URI', async () => {
     const uri = 'nosuch+fixture://item/{category}/{id}';
-    expect(await rpcError(client().complete({ ref: { type: 'ref/resource', uri }, argument: { name: 'category', value: '' } }))).toEqual(
-      notFound(uri),
-    );
+    expect(await rpcError(client().complete({ ref: { type: 'ref/resource', uri }, argument: { name: 'category', value: '' } }))).toEqual(notFound(uri));
   });
 
   it('completing a prompt reference is -32602', async () => {

@@ -160,12 +160,26 @@ class Generator {
       () => ['resources/templates/list', `{"cursor":${this.pick(['2', '{}'])}}`],
       () => ['resources/subscribe', this.pick(['{}', '{"uri":5}', undefined])],
       () => ['resources/unsubscribe', this.pick(['{}', '{"uri":[]}'])],
-      () => ['completion/complete', this.pick(['{}', '{"ref":5,"argument":{"name":"a","value":"b"}}', '{"ref":{"type":"ref/nothing"},"argument":{}}', `{"ref":${this.value()}}`])],
+      () => [
+        'completion/complete',
+        this.pick(['{}', '{"ref":5,"argument":{"name":"a","value":"b"}}', '{"ref":{"type":"ref/nothing"},"argument":{}}', `{"ref":${this.value()}}`]),
+      ],
     ])();
   }
 
   unknownMethod(): string {
-    return this.pick(['tools/list', 'prompts/get', 'sampling/createMessage', 'rpc.discover', '', ' ', 'RESOURCES/LIST', 'resources/read/', `x/${this.string(10)}`, 'notifications/initialized']);
+    return this.pick([
+      'tools/list',
+      'prompts/get',
+      'sampling/createMessage',
+      'rpc.discover',
+      '',
+      ' ',
+      'RESOURCES/LIST',
+      'resources/read/',
+      `x/${this.string(10)}`,
+      'notifications/initialized',
+    ]);
   }
 
   /** A request line: members in random order (jsonrpc first most of the time). */
@@ -231,7 +245,8 @@ class Generator {
       const shape = this.int(3);
       const deep = shape !== 1 && this.chance(0.3);
       if (shape !== 1) members.push(['result', deep ? `{"deep":${nested(this.between(1100, 5000))}}` : this.value()]);
-      if (shape !== 0) members.push(['error', this.pick(['{"code":-32000,"message":"x"}', '{"code":"bad"}', 'null', '{"code":-32700,"message":"Parse error"}'])]);
+      if (shape !== 0)
+        members.push(['error', this.pick(['{"code":-32000,"message":"x"}', '{"code":"bad"}', 'null', '{"code":-32700,"message":"Parse error"}'])]);
       // Never answered - except that a too-deep one may be refused like any too-deep line (the
       // contract's two rules meet there): then at most one answer, never a loop.
       return deep
@@ -294,7 +309,11 @@ class Generator {
       // Within the limit (under 1000 levels in all): an ordinary request.
       const id = this.readableId();
       const shallow = nested(this.between(10, 900));
-      return text('nested within the limit', this.request(id.text, this.pick(['ping', 'resources/read', 'no/such']), `{"uri":"cat+fixture://res/2","x":${shallow}}`), one(id));
+      return text(
+        'nested within the limit',
+        this.request(id.text, this.pick(['ping', 'resources/read', 'no/such']), `{"uri":"cat+fixture://res/2","x":${shallow}}`),
+        one(id),
+      );
     }
     if (r < 0.93) {
       const id = this.readableId();
@@ -308,76 +327,98 @@ class Generator {
       const id = this.readableId();
       const bad = Buffer.from(Array.from({ length: this.between(1, 8) }, () => this.between(0x80, 0xff)));
       const inString = this.chance(0.7);
-      const before = inString ? `{"jsonrpc":"2.0","id":${id.text},"method":"resources/read","params":{"uri":"cat+fixture://nope/` : `{"jsonrpc":"2.0","id":${id.text},`;
+      const before = inString
+        ? `{"jsonrpc":"2.0","id":${id.text},"method":"resources/read","params":{"uri":"cat+fixture://nope/`
+        : `{"jsonrpc":"2.0","id":${id.text},`;
       const after = inString ? '"}}' : '"method":"ping"}';
       // Bad bytes inside a string may be decoded as U+FFFD (one answer) or refused (id null): at most one.
-      return { label: `invalid UTF-8 ${inString ? 'in a string' : 'between members'}`, line: Buffer.concat([Buffer.from(before), bad, Buffer.from(after)]), ids: [{ id: id.value, expect: 'atMostOne' }] };
+      return {
+        label: `invalid UTF-8 ${inString ? 'in a string' : 'between members'}`,
+        line: Buffer.concat([Buffer.from(before), bad, Buffer.from(after)]),
+        ids: [{ id: id.value, expect: 'atMostOne' }],
+      };
     }
     return text('scalar or blank', this.pick(['42', '"str"', 'null', 'true', '-1.5e3', '', '   ', '\t', '{}', '[]', '[[]]', '""']));
   }
 }
 
 describe('fuzzed client input', () => {
-  it(`${MESSAGES} generated lines on one session: alive, exactly one answer per request id, none for responses`, { timeout: 60_000 }, async ({ onTestFailed }) => {
-    onTestFailed(() => {
-      console.error(`fuzz seed ${SEED}: replay with FUZZ_SEED=${SEED} npx vitest run test/e2e/fuzz.test.ts`);
-    });
-    const gen = new Generator(prng(SEED));
-    await using s = new WireSession({ servers: { cat: upstreams.fixture('--resources', '3') } }, { logLevel: 'warn' });
-    await s.initialize();
+  it(
+    `${MESSAGES} generated lines on one session: alive, exactly one answer per request id, none for responses`,
+    { timeout: 60_000 },
+    async ({ onTestFailed }) => {
+      onTestFailed(() => {
+        console.error(`fuzz seed ${SEED}: replay with FUZZ_SEED=${SEED} npx vitest run test/e2e/fuzz.test.ts`);
+      });
+      const gen = new Generator(prng(SEED));
+      await using s = new WireSession({ servers: { cat: upstreams.fixture('--resources', '3') } }, { logLevel: 'warn' });
+      await s.initialize();
 
-    const cases: Case[] = [];
-    while (cases.length < MESSAGES) {
-      const chunk: Case[] = [];
-      let bytes = 0;
-      while (chunk.length < CHUNK_LINES && bytes < CHUNK_BYTES && cases.length + chunk.length < MESSAGES) {
-        const c = gen.next();
-        chunk.push(c);
-        bytes += c.line.length + 2;
+      const cases: Case[] = [];
+      while (cases.length < MESSAGES) {
+        const chunk: Case[] = [];
+        let bytes = 0;
+        while (chunk.length < CHUNK_LINES && bytes < CHUNK_BYTES && cases.length + chunk.length < MESSAGES) {
+          const c = gen.next();
+          chunk.push(c);
+          bytes += c.line.length + 2;
+        }
+        cases.push(...chunk);
+        const eol = () => Buffer.from(gen.chance(0.05) ? '\r\n' : '\n');
+        await s.write(Buffer.concat(chunk.flatMap((c) => [c.line, eol()])));
+        const owed = chunk.flatMap((c) => c.ids.filter((i) => i.expect === 'one').map((i) => ({ ...i, label: c.label })));
+        await s
+          .until(() => owed.every((i) => s.answers(i.id).length > 0), `answers to chunk ending at line ${cases.length}`, CHUNK_MS)
+          .catch((err: unknown) => {
+            const missing = owed.filter((i) => s.answers(i.id).length === 0).slice(0, 8);
+            throw new Error(
+              `seed ${SEED}: ${String(err).split('\n')[0]}; no answer yet for ${missing.map((m) => `${JSON.stringify(m.id).slice(0, 40)} (${m.label})`).join(', ')}`,
+            );
+          });
       }
-      cases.push(...chunk);
-      const eol = () => Buffer.from(gen.chance(0.05) ? '\r\n' : '\n');
-      await s.write(Buffer.concat(chunk.flatMap((c) => [c.line, eol()])));
-      const owed = chunk.flatMap((c) => c.ids.filter((i) => i.expect === 'one').map((i) => ({ ...i, label: c.label })));
-      await s
-        .until(() => owed.every((i) => s.answers(i.id).length > 0), `answers to chunk ending at line ${cases.length}`, CHUNK_MS)
-        .catch((err: unknown) => {
-          const missing = owed.filter((i) => s.answers(i.id).length === 0).slice(0, 8);
-          throw new Error(`seed ${SEED}: ${String(err).split('\n')[0]}; no answer yet for ${missing.map((m) => `${JSON.stringify(m.id).slice(0, 40)} (${m.label})`).join(', ')}`);
-        });
-    }
 
-    // Two full round trips: anything still owed or duplicated has had its chance to show up.
-    expect(await s.readText('cat+fixture://res/0'), `seed ${SEED}`).toBe(fixtureText(0, 1024));
-    expect(await s.readText('cat+fixture://res/1'), `seed ${SEED}`).toBe(fixtureText(1, 1024));
+      // Two full round trips: anything still owed or duplicated has had its chance to show up.
+      expect(await s.readText('cat+fixture://res/0'), `seed ${SEED}`).toBe(fixtureText(0, 1024));
+      expect(await s.readText('cat+fixture://res/1'), `seed ${SEED}`).toBe(fixtureText(1, 1024));
 
-    const violations: string[] = [];
-    const sent = new Set<string>();
-    for (const c of cases) {
-      for (const { id, expect: want, code } of c.ids) {
-        sent.add(idKey(id));
-        const answers = s.answers(id);
-        const got = answers.length;
-        const ok = want === 'one' ? got === 1 : want === 'none' ? got === 0 : got <= 1;
-        if (!ok) violations.push(`${c.label}: id ${JSON.stringify(id).slice(0, 60)} expected ${want}, got ${got} answer(s)`);
-        else if (code !== undefined && answers[0]?.error?.code !== code) {
-          violations.push(`${c.label}: id ${JSON.stringify(id).slice(0, 60)} expected error ${code}, got ${JSON.stringify(answers[0]).slice(0, 160)}`);
+      const violations: string[] = [];
+      const sent = new Set<string>();
+      for (const c of cases) {
+        for (const { id, expect: want, code } of c.ids) {
+          sent.add(idKey(id));
+          const answers = s.answers(id);
+          const got = answers.length;
+          const ok = want === 'one' ? got === 1 : want === 'none' ? got === 0 : got <= 1;
+          if (!ok) violations.push(`${c.label}: id ${JSON.stringify(id).slice(0, 60)} expected ${want}, got ${got} answer(s)`);
+          else if (code !== undefined && answers[0]?.error?.code !== code) {
+            violations.push(`${c.label}: id ${JSON.stringify(id).slice(0, 60)} expected error ${code}, got ${JSON.stringify(answers[0]).slice(0, 160)}`);
+          }
         }
       }
-    }
-    const strangers = s.lines.filter((l) => l.parsed?.method === undefined && l.parsed?.id !== null && l.parsed?.id !== undefined && !sent.has(idKey(l.parsed.id)) && !String(l.parsed.id).startsWith('w-'));
-    for (const l of strangers.slice(0, 10)) violations.push(`an answer with an id never sent: ${l.raw.slice(0, 120)}`);
-    const notJson = s.lines.filter((l) => l.parsed?.jsonrpc !== '2.0');
-    for (const l of notJson.slice(0, 10)) violations.push(`a stdout line that is not a JSON-RPC message: ${l.raw.slice(0, 120)}`);
-    const byKind = new Map<string, number>();
-    for (const v of violations) byKind.set(v.slice(0, v.indexOf(':')), (byKind.get(v.slice(0, v.indexOf(':'))) ?? 0) + 1);
-    const summary = [...byKind].map(([k, n]) => `${n}x ${k}`).join('; ');
-    expect(violations.slice(0, 30), `seed ${SEED}: ${violations.length} violation(s): ${summary}`).toEqual([]);
+      const strangers = s.lines.filter(
+        (l) =>
+          l.parsed?.method === undefined &&
+          l.parsed?.id !== null &&
+          l.parsed?.id !== undefined &&
+          !sent.has(idKey(l.parsed.id)) &&
+          !String(l.parsed.id).startsWith('w-'),
+      );
+      for (const l of strangers.slice(0, 10)) violations.push(`an answer with an id never sent: ${l.raw.slice(0, 120)}`);
+      const notJson = s.lines.filter((l) => l.parsed?.jsonrpc !== '2.0');
+      for (const l of notJson.slice(0, 10)) violations.push(`a stdout line that is not a JSON-RPC message: ${l.raw.slice(0, 120)}`);
+      const byKind = new Map<string, number>();
+      for (const v of violations) byKind.set(v.slice(0, v.indexOf(':')), (byKind.get(v.slice(0, v.indexOf(':'))) ?? 0) + 1);
+      const summary = [...byKind].map(([k, n]) => `${n}x ${k}`).join('; ');
+      expect(violations.slice(0, 30), `seed ${SEED}: ${violations.length} violation(s): ${summary}`).toEqual([]);
 
-    expect(s.alive, `seed ${SEED}`).toBe(true);
-    const list = await s.request('resources/list', {});
-    expect((list.result?.resources as { uri: string }[] | undefined)?.map((r) => r.uri), `seed ${SEED}`).toContain('cat+fixture://res/2');
-    expect(await s.readText('cat+fixture://res/2'), `seed ${SEED}`).toBe(fixtureText(2, 1024));
-    expect(cases.length).toBeGreaterThanOrEqual(MESSAGES);
-  });
+      expect(s.alive, `seed ${SEED}`).toBe(true);
+      const list = await s.request('resources/list', {});
+      expect(
+        (list.result?.resources as { uri: string }[] | undefined)?.map((r) => r.uri),
+        `seed ${SEED}`,
+      ).toContain('cat+fixture://res/2');
+      expect(await s.readText('cat+fixture://res/2'), `seed ${SEED}`).toBe(fixtureText(2, 1024));
+      expect(cases.length).toBeGreaterThanOrEqual(MESSAGES);
+    },
+  );
 });

@@ -219,9 +219,10 @@ export class V2Proxy implements AsyncDisposable {
   }
   /** A raw request: the result exactly as the proxy sent it (no client-side cache, no typed helper). */
   raw(method: string, params: Record<string, unknown> = {}): Promise<Record<string, unknown>> {
-    return this.client.request({ method, params } as never, { '~standard': { version: 1, vendor: 'test', validate: (v: unknown) => ({ value: v }) } } as never) as Promise<
-      Record<string, unknown>
-    >;
+    return this.client.request(
+      { method, params } as never,
+      { '~standard': { version: 1, vendor: 'test', validate: (v: unknown) => ({ value: v }) } } as never,
+    ) as Promise<Record<string, unknown>>;
   }
   async [Symbol.asyncDispose](): Promise<void> {
     await this.client.close().catch(() => undefined);
@@ -337,7 +338,16 @@ export class HttpGatewayProcess implements AsyncDisposable {
   /** Spawns `serve --http` on `configFile`; resolves once it listens. */
   protected async spawn(configFile: string, options: HttpGatewayOptions = {}): Promise<void> {
     assertBuilt();
-    const args = ['serve', '--http', '--port', '0', '--config', configFile, ...(options.logLevel ? ['--log-level', options.logLevel] : []), ...(options.args ?? [])];
+    const args = [
+      'serve',
+      '--http',
+      '--port',
+      '0',
+      '--config',
+      configFile,
+      ...(options.logLevel ? ['--log-level', options.logLevel] : []),
+      ...(options.args ?? []),
+    ];
     const execaOptions = { reject: false, stdin: 'ignore', all: true } as const;
     this.process = options.direct ? execa(CLI, args, execaOptions) : execa(process.execPath, [CLI, ...args], execaOptions);
     createInterface({ input: this.process.stderr! }).on('line', (line) => {

@@ -109,11 +109,14 @@ describe('an upstream whose reads never answer, behind a small queue', () => {
   it(`${HUNG} reads of a hung URI do not starve a normal read, and all of them time out within about one timeoutMs`, { timeout: 15_000 }, async () => {
     // timeoutMs 1000 and concurrency 2: served strictly in arrival order with the deadline starting
     // only when a request leaves the queue, the hung reads would take 20 s and the normal read behind them longer.
-    await using proxy = await ProxyProcess.start({
-      servers: {
-        hang: { ...upstreams.fixture('--resources', '2', '--hang-prefix', 'fixture://hang/'), timeoutMs: 1_000, concurrency: 2, cache: false },
+    await using proxy = await ProxyProcess.start(
+      {
+        servers: {
+          hang: { ...upstreams.fixture('--resources', '2', '--hang-prefix', 'fixture://hang/'), timeoutMs: 1_000, concurrency: 2, cache: false },
+        },
       },
-    }, { logLevel: 'info' });
+      { logLevel: 'info' },
+    );
     const { client } = proxy;
     // timeoutMs also bounds the upstream's start: on a loaded machine its first attempt may miss it
     // and the proxy retries with backoff. Wait for it to be up rather than for a fixed time.

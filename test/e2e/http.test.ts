@@ -39,7 +39,12 @@ class HttpGateway extends HttpGatewayProcess {
   }
 }
 
-const initialize = { jsonrpc: '2.0', id: 1, method: 'initialize', params: { protocolVersion: '2025-11-25', capabilities: {}, clientInfo: { name: 'raw', version: '1' } } };
+const initialize = {
+  jsonrpc: '2.0',
+  id: 1,
+  method: 'initialize',
+  params: { protocolVersion: '2025-11-25', capabilities: {}, clientInfo: { name: 'raw', version: '1' } },
+};
 
 describe('Streamable HTTP endpoint', () => {
   let g: HttpGateway;
@@ -112,7 +117,9 @@ describe('Streamable HTTP endpoint', () => {
       expect(c).toEqual(a);
       expect(a).toEqual(expect.arrayContaining(['fx+fixture://res/0', 'web+fixture://res/2']));
       const pids = await Promise.all(
-        [alice.client, bob.client].map(async (cl) => JSON.parse(((await cl.readResource({ uri: 'fx+fixture://stats?n=1' })).contents[0] as { text: string }).text).pid as number),
+        [alice.client, bob.client].map(
+          async (cl) => JSON.parse(((await cl.readResource({ uri: 'fx+fixture://stats?n=1' })).contents[0] as { text: string }).text).pid as number,
+        ),
       );
       expect(new Set(pids).size).toBe(1); // one upstream process for every session
       expect(alice.transport.sessionId).not.toBe(bob.transport.sessionId);
@@ -152,7 +159,11 @@ describe('Streamable HTTP endpoint', () => {
     const sid = alice.transport.sessionId!;
     const list = { jsonrpc: '2.0', id: 2, method: 'resources/list', params: {} };
     const asBob = await g.post(list, { authorization: `Bearer ${TOKENS.bob}`, 'mcp-session-id': sid, 'mcp-protocol-version': '2025-11-25' });
-    const unknown = await g.post(list, { authorization: `Bearer ${TOKENS.bob}`, 'mcp-session-id': 'AAAAAAAAAAAAAAAAAAAAAA', 'mcp-protocol-version': '2025-11-25' });
+    const unknown = await g.post(list, {
+      authorization: `Bearer ${TOKENS.bob}`,
+      'mcp-session-id': 'AAAAAAAAAAAAAAAAAAAAAA',
+      'mcp-protocol-version': '2025-11-25',
+    });
     expect([asBob.status, await asBob.text()]).toEqual([unknown.status, await unknown.text()]);
     expect(asBob.status).toBe(404);
     // Alice's session is untouched, then ended by DELETE: the same id is then unknown to her too.
@@ -254,7 +265,12 @@ describe('JWT authentication through the gateway', () => {
     await new Promise<void>((r) => jwks.listen(0, '127.0.0.1', () => r()));
     const jwksUrl = `http://127.0.0.1:${(jwks.address() as { port: number }).port}/jwks.json`;
     const sign = (claims: Record<string, unknown>, expiresIn = '5m') =>
-      new SignJWT(claims).setProtectedHeader({ alg: 'ES256', kid: 'k1' }).setIssuer('https://idp.test').setIssuedAt().setExpirationTime(expiresIn).sign(privateKey);
+      new SignJWT(claims)
+        .setProtectedHeader({ alg: 'ES256', kid: 'k1' })
+        .setIssuer('https://idp.test')
+        .setIssuedAt()
+        .setExpirationTime(expiresIn)
+        .sign(privateKey);
     await using g = await HttpGateway.start({
       servers: { fx: upstreams.fixture('--resources', '1') },
       auth: { jwt: { jwksUrl, issuer: 'https://idp.test', audience: 'mcp-federate' } },
@@ -268,7 +284,9 @@ describe('JWT authentication through the gateway', () => {
       const noRole = await g.legacyClient(await sign({ sub: 'eve', roles: [], aud: 'mcp-federate' }));
       expect((await noRole.client.listResources()).resources).toEqual([]); // authenticated, but the policy gives eve nothing
       await noRole.client.close();
-      expect(await (await fetch(`${g.origin()}/.well-known/oauth-protected-resource/mcp`)).json()).toMatchObject({ authorization_servers: ['https://idp.test'] });
+      expect(await (await fetch(`${g.origin()}/.well-known/oauth-protected-resource/mcp`)).json()).toMatchObject({
+        authorization_servers: ['https://idp.test'],
+      });
       // With an authorization server to name, a 401 points at the metadata (RFC 9728 §5.1).
       const unauthenticated = await g.post(initialize);
       expect(unauthenticated.headers.get('www-authenticate')).toBe(`Bearer resource_metadata="${g.origin()}/.well-known/oauth-protected-resource/mcp"`);
@@ -312,7 +330,7 @@ describe('HTTP limits', () => {
 describe('hostile HTTP input', () => {
   it('500 malformed bodies and headers: every one gets an HTTP answer, sessions stay usable, the gateway lives', async () => {
     let seed = Number(process.env.FUZZ_SEED ?? 4242);
-    const rand = () => ((seed = (seed * 1103515245 + 12345) & 0x7fffffff) / 0x7fffffff);
+    const rand = () => (seed = (seed * 1103515245 + 12345) & 0x7fffffff) / 0x7fffffff;
     const pick = <T>(xs: readonly T[]): T => xs[Math.floor(rand() * xs.length)]!;
     await using g = await HttpGateway.start({
       servers: { fx: upstreams.fixture('--resources', '2') },

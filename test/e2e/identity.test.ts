@@ -77,7 +77,10 @@ class Gateway extends HttpGatewayProcess {
 
   /** A 2025 session opened (initialize, initialized) with `token`; its id. */
   async session(token: string): Promise<string> {
-    const init = await this.post({ jsonrpc: '2.0', id: 1, method: 'initialize', params: { protocolVersion: V2025, capabilities: {}, clientInfo: { name: 'raw', version: '1' } } }, token);
+    const init = await this.post(
+      { jsonrpc: '2.0', id: 1, method: 'initialize', params: { protocolVersion: V2025, capabilities: {}, clientInfo: { name: 'raw', version: '1' } } },
+      token,
+    );
     expect(init.status).toBe(200);
     await init.text();
     const sid = init.headers.get('mcp-session-id')!;
@@ -86,7 +89,12 @@ class Gateway extends HttpGatewayProcess {
   }
 
   /** One request on a session: the HTTP status and the parsed JSON-RPC answer (or the raw text). */
-  async call(token: string, sid: string, method: string, params: Record<string, unknown>): Promise<{ status: number; body: Record<string, unknown> & { error?: { code: number }; result?: unknown }; text: string }> {
+  async call(
+    token: string,
+    sid: string,
+    method: string,
+    params: Record<string, unknown>,
+  ): Promise<{ status: number; body: Record<string, unknown> & { error?: { code: number }; result?: unknown }; text: string }> {
     const res = await this.post({ jsonrpc: '2.0', id: ++this.ids, method, params }, token, sid);
     const text = await res.text();
     let body = {} as Record<string, unknown>;
@@ -100,7 +108,9 @@ class Gateway extends HttpGatewayProcess {
 
   /** The session's GET stream. */
   async getStream(token: string, sid: string): Promise<Stream> {
-    const res = await fetch(this.url, { headers: { accept: 'text/event-stream', authorization: `Bearer ${token}`, 'mcp-session-id': sid, 'mcp-protocol-version': V2025 } });
+    const res = await fetch(this.url, {
+      headers: { accept: 'text/event-stream', authorization: `Bearer ${token}`, 'mcp-session-id': sid, 'mcp-protocol-version': V2025 },
+    });
     expect(res.status).toBe(200);
     const s = new Stream(res);
     this.streams.push(s);
@@ -110,7 +120,12 @@ class Gateway extends HttpGatewayProcess {
   /** A 2026 listen for `uris`; resolves once it is acknowledged. */
   async listen(token: string, uris: string[]): Promise<Stream> {
     const res = await this.post(
-      { jsonrpc: '2.0', id: ++this.ids, method: 'subscriptions/listen', params: { notifications: { resourceSubscriptions: uris }, _meta: { 'io.modelcontextprotocol/protocolVersion': '2026-07-28' } } },
+      {
+        jsonrpc: '2.0',
+        id: ++this.ids,
+        method: 'subscriptions/listen',
+        params: { notifications: { resourceSubscriptions: uris }, _meta: { 'io.modelcontextprotocol/protocolVersion': '2026-07-28' } },
+      },
       token,
       undefined,
       { 'mcp-protocol-version': '2026-07-28' },
@@ -177,7 +192,10 @@ describe('identity on every HTTP request (built CLI, SIGHUP reloads)', () => {
     const carol = await watcher(g, TOKENS.carol);
     expect((await g.call(TOKENS.alice, alice.sid, 'resources/read', { uri: SECRET_URI })).body.result).toBeDefined();
     await g.tick();
-    await within(Promise.all([alice.stream, alice.listen, carol.stream, carol.listen].map((s) => s.untilUpdates(SECRET_URI, 1))), 'the first update everywhere');
+    await within(
+      Promise.all([alice.stream, alice.listen, carol.stream, carol.listen].map((s) => s.untilUpdates(SECRET_URI, 1))),
+      'the first update everywhere',
+    );
 
     await g.reload({ ...ALL_ENG, alice: [] });
     const read = await g.call(TOKENS.alice, alice.sid, 'resources/read', { uri: SECRET_URI });

@@ -52,7 +52,6 @@ function tickOf(text: string): number {
   return Number(m[1]);
 }
 
-
 /**
  * Bounded polling, only where the proxy offers no event (its poller's progress, seen in the
  * fixture's counters): `check` until it holds, at most `attempts` times, `everyMs` apart.
@@ -158,8 +157,7 @@ class Live implements AsyncDisposable {
 }
 
 /** The namespaced URIs one upstream contributes to a list, in order. */
-const urisOf = (server: string, items: Record<string, unknown>[]) =>
-  items.map((i) => i.uri as string).filter((u) => u.startsWith(`${server}+`));
+const urisOf = (server: string, items: Record<string, unknown>[]) => items.map((i) => i.uri as string).filter((u) => u.startsWith(`${server}+`));
 
 /** What the catalog fixture lists with `--resources n` (plus `extra` added ones), namespaced. */
 const catalog = (server: string, n: number, extra: string[] = []) => [

@@ -138,7 +138,10 @@ describe('a 2026-07-28 client', () => {
 describe('a 2026-07-28 client in front of 2026 upstreams only', () => {
   it('gets public list pages with the upstream’s TTL (the minimum of the parts)', async () => {
     await using p = await new V2Proxy({
-      servers: { a: { command: process.execPath, args: [MODERN], protocol: '2026-07-28' }, b: { command: process.execPath, args: [MODERN], protocol: '2026-07-28' } },
+      servers: {
+        a: { command: process.execPath, args: [MODERN], protocol: '2026-07-28' },
+        b: { command: process.execPath, args: [MODERN], protocol: '2026-07-28' },
+      },
     }).start();
     const [page] = await pages(p);
     expect(page!.cacheScope).toBe('public');

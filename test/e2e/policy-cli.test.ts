@@ -26,14 +26,38 @@ describe.concurrent('policy check', () => {
   it('allowed: prints the rule and exits 0', async () => {
     using dir = new TempDir();
     const file = dir.writeConfig(config);
-    const result = await runCli(['policy', 'check', '--config', file, '--principal', 'alice', '--role', 'eng', '--action', 'read', 'docs+file:///handbook/a.md']);
+    const result = await runCli([
+      'policy',
+      'check',
+      '--config',
+      file,
+      '--principal',
+      'alice',
+      '--role',
+      'eng',
+      '--action',
+      'read',
+      'docs+file:///handbook/a.md',
+    ]);
     expect(result).toMatchObject({ exitCode: 0, stdout: 'allow eng-docs', stderr: '' });
   });
 
   it('denied: prints the deciding rule (default) and exits 1', async () => {
     using dir = new TempDir();
     const file = dir.writeConfig(config);
-    const result = await runCli(['policy', 'check', '--config', file, '--principal', 'alice', '--role', 'eng', '--action', 'read', 'docs+file://localhost/secrets']); // compared as file:///secrets (a dot segment would be invalid-uri)
+    const result = await runCli([
+      'policy',
+      'check',
+      '--config',
+      file,
+      '--principal',
+      'alice',
+      '--role',
+      'eng',
+      '--action',
+      'read',
+      'docs+file://localhost/secrets',
+    ]); // compared as file:///secrets (a dot segment would be invalid-uri)
     expect(result).toMatchObject({ exitCode: 1, stdout: 'deny default', stderr: '' });
   });
 
@@ -41,7 +65,10 @@ describe.concurrent('policy check', () => {
     [['--principal', 'alice', '--action', 'read'], 'policy check: a namespaced URI is required'],
     [['--action', 'read', 'docs+file:///a'], 'policy check: --principal is required'],
     [['--principal', 'alice', '--action', 'delete', 'docs+file:///a'], 'policy check: --action: expected one of list, read, subscribe, complete, got "delete"'],
-    [['--principal', 'alice', '--action', 'read', 'file:///handbook/a.md'], 'policy check: "file:///handbook/a.md" is not namespaced with a configured server id'],
+    [
+      ['--principal', 'alice', '--action', 'read', 'file:///handbook/a.md'],
+      'policy check: "file:///handbook/a.md" is not namespaced with a configured server id',
+    ],
   ])('bad invocation %j: exit 2, one reason and the usage', async (args, reason) => {
     using dir = new TempDir();
     const file = dir.writeConfig(config);

@@ -23,7 +23,12 @@ class Gateway extends HttpGatewayProcess {
   static async start(config: Record<string, unknown>, direct = false): Promise<Gateway> {
     const g = new Gateway();
     const file = g.dir.writeConfig({
-      auth: { tokens: [{ principal: 'alice', token: TOKENS.alice }, { principal: 'mallory', token: TOKENS.mallory }] },
+      auth: {
+        tokens: [
+          { principal: 'alice', token: TOKENS.alice },
+          { principal: 'mallory', token: TOKENS.mallory },
+        ],
+      },
       audit: { file: g.audit },
       ...config,
     });
@@ -49,7 +54,11 @@ class Gateway extends HttpGatewayProcess {
 
   /** A 2025 session's initialize; resolves with the response. */
   initialize(who: keyof typeof TOKENS, headers: Record<string, string> = {}): Promise<Response> {
-    return this.post(who, { jsonrpc: '2.0', id: 1, method: 'initialize', params: { protocolVersion: '2025-11-25', capabilities: {}, clientInfo: { name: 'raw', version: '1' } } }, headers);
+    return this.post(
+      who,
+      { jsonrpc: '2.0', id: 1, method: 'initialize', params: { protocolVersion: '2025-11-25', capabilities: {}, clientInfo: { name: 'raw', version: '1' } } },
+      headers,
+    );
   }
 
   auditRecords(): Record<string, unknown>[] {
@@ -132,7 +141,9 @@ describe('per-principal bounds over HTTP', () => {
     await again.text();
     for (const id of mallory) await end('mallory', id);
     for (const id of alice) await end('alice', id);
-    expect(g.auditRecords()).toContainEqual(expect.objectContaining({ principal: 'mallory', method: 'initialize', outcome: 'rate_limited', rule: 'limit:sessions' }));
+    expect(g.auditRecords()).toContainEqual(
+      expect.objectContaining({ principal: 'mallory', method: 'initialize', outcome: 'rate_limited', rule: 'limit:sessions' }),
+    );
   });
 
   it('listens past the per-principal bound get 429; another principal still listens', async () => {
@@ -153,7 +164,9 @@ describe('per-principal bounds over HTTP', () => {
 
   it('requests in flight past the per-principal bound get a JSON-RPC error with data.retryAfterMs; another principal is served', async () => {
     const abort = new AbortController();
-    const hung = Array.from({ length: 8 }, (_, i) => g.modern('mallory', 300 + i, 'resources/read', { uri: `fx+fixture://hang/${i}` }, abort.signal).catch(() => undefined));
+    const hung = Array.from({ length: 8 }, (_, i) =>
+      g.modern('mallory', 300 + i, 'resources/read', { uri: `fx+fixture://hang/${i}` }, abort.signal).catch(() => undefined),
+    );
     // The eight are in flight once the gateway has them; the ninth is refused at once, with its id.
     await within(
       (async () => {
@@ -180,7 +193,9 @@ describe('per-principal bounds over HTTP', () => {
       })(),
       'mallory to be served again',
     );
-    expect(g.auditRecords()).toContainEqual(expect.objectContaining({ principal: 'mallory', method: 'resources/read', outcome: 'rate_limited', rule: 'limit:in-flight' }));
+    expect(g.auditRecords()).toContainEqual(
+      expect.objectContaining({ principal: 'mallory', method: 'resources/read', outcome: 'rate_limited', rule: 'limit:in-flight' }),
+    );
   });
 
   it('10,000 subscription attempts from one principal hold at most its bound of upstream subscriptions; another principal still subscribes', async () => {
@@ -223,21 +238,29 @@ describe('per-principal bounds over HTTP', () => {
       'mallory’s subscriptions to be released',
     );
     expect(g.auditRecords()).toContainEqual(expect.objectContaining({ principal: 'mallory', method: 'resources/subscribe', outcome: 'rate_limited' }));
-    for (const [who, headers] of [['mallory', session], ['alice', aliceSession]] as const) {
+    for (const [who, headers] of [
+      ['mallory', session],
+      ['alice', aliceSession],
+    ] as const) {
       await fetch(g.url, { method: 'DELETE', headers: { authorization: `Bearer ${TOKENS[who]}`, 'mcp-session-id': headers['mcp-session-id'] } });
     }
   }, 60_000);
 
   it('completions are rate limited per principal (limits.completions); another principal is not', async () => {
     const complete = (who: keyof typeof TOKENS, id: number) =>
-      g.modern(who, id, 'completion/complete', { ref: { type: 'ref/resource', uri: 'fx+fixture://item/{category}/{id}' }, argument: { name: 'category', value: 'b' } });
+      g.modern(who, id, 'completion/complete', {
+        ref: { type: 'ref/resource', uri: 'fx+fixture://item/{category}/{id}' },
+        argument: { name: 'category', value: 'b' },
+      });
     for (let i = 0; i < 2; i++) expect(((await (await complete('mallory', 600 + i)).json()) as Answer).result?.completion, `completion ${i}`).toBeDefined();
     const refused = (await (await complete('mallory', 602)).json()) as Answer;
     expect(refused.error?.code).toBe(-32000);
     expect(refused.error?.message).toBe('Rate limit exceeded');
     expect(refused.error?.data?.retryAfterMs).toBeGreaterThan(0);
     for (let i = 0; i < 5; i++) expect(((await (await complete('alice', 700 + i)).json()) as Answer).result?.completion).toBeDefined();
-    expect(g.auditRecords()).toContainEqual(expect.objectContaining({ principal: 'mallory', method: 'completion/complete', outcome: 'rate_limited', rule: 'completion-rate-limit' }));
+    expect(g.auditRecords()).toContainEqual(
+      expect.objectContaining({ principal: 'mallory', method: 'completion/complete', outcome: 'rate_limited', rule: 'completion-rate-limit' }),
+    );
   });
 });
 
@@ -269,7 +292,10 @@ describe('one principal’s slow reads', () => {
       (async () => {
         // The flood is on once the upstream holds slow reads of mallory's.
         for (;;) {
-          const stats = JSON.parse(((await (await g.modern('alice', 9, 'resources/read', { uri: `fx+fixture://stats?${n}` })).json()) as { result: { contents: { text: string }[] } }).result.contents[0]!.text) as { hung: number };
+          const stats = JSON.parse(
+            ((await (await g.modern('alice', 9, 'resources/read', { uri: `fx+fixture://stats?${n}` })).json()) as { result: { contents: { text: string }[] } })
+              .result.contents[0]!.text,
+          ) as { hung: number };
           if (stats.hung >= 14) return;
         }
       })(),
@@ -286,13 +312,17 @@ describe('one principal’s slow reads', () => {
 describe('answers a client does not read', () => {
   it('30 unread 8 MiB answers grow the gateway by less than 3× the per-principal size cap', async () => {
     const cap = 64 * 1024 * 1024; // wire.maxQueuedBytesPerPrincipal's default
-    await using g = await Gateway.start({
-      servers: { fx: upstreams.fixture('--resources', '2', '--size', String(8 * 1024 * 1024), '--any-query') },
-      cache: { enabled: false },
-    }, true);
+    await using g = await Gateway.start(
+      {
+        servers: { fx: upstreams.fixture('--resources', '2', '--size', String(8 * 1024 * 1024), '--any-query') },
+        cache: { enabled: false },
+      },
+      true,
+    );
     // Baseline: the gateway after serving (and a client reading) a few 8 MiB answers, so its heap has
     // grown for answers that size once; what mallory's unread answers add comes on top of that.
-    for (let i = 0; i < 3; i++) expect(((await (await g.modern('alice', i, 'resources/read', { uri: `fx+fixture://res/1?warm=${i}` })).json()) as Answer).result?.contents).toBeDefined();
+    for (let i = 0; i < 3; i++)
+      expect(((await (await g.modern('alice', i, 'resources/read', { uri: `fx+fixture://res/1?warm=${i}` })).json()) as Answer).result?.contents).toBeDefined();
     const baseline = g.rss();
     const sockets: Socket[] = [];
     let closed = 0;
@@ -325,7 +355,9 @@ describe('answers a client does not read', () => {
     const rss = g.rss();
     const peak = g.rss('VmHWM');
     const mib = (n: number) => Math.round(n / 2 ** 20);
-    console.log(`gateway RSS: ${mib(baseline)} MiB warmed, ${mib(rss)} MiB with 30 unread 8 MiB answers (peak ${mib(peak)} MiB); ${closed} of the 30 connections closed`);
+    console.log(
+      `gateway RSS: ${mib(baseline)} MiB warmed, ${mib(rss)} MiB with 30 unread 8 MiB answers (peak ${mib(peak)} MiB); ${closed} of the 30 connections closed`,
+    );
     expect(rss - baseline).toBeLessThanOrEqual(3 * cap);
     expect(closed).toBeGreaterThanOrEqual(30 - cap / (8 * 2 ** 20) - 1); // at most the cap's worth stay open
     expect(answered).toBe(30); // each was answered (written) before it was closed, or is still unread

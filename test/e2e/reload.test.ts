@@ -73,13 +73,19 @@ describe('reload refuses what would weaken security unsaid (SIGHUP)', () => {
       for (const block of ['policy', 'auth', 'audit', 'limits']) {
         writeFileSync(proxy.configFile, JSON.stringify(withPatientLists(without(full, block))));
         process.kill(proxy.pid, 'SIGHUP');
-        const record = await within(proxy.waitForLog((r) => r.msg === REFUSED && String(r.refused) === block), `the refusal naming ${block}`);
+        const record = await within(
+          proxy.waitForLog((r) => r.msg === REFUSED && String(r.refused) === block),
+          `the refusal naming ${block}`,
+        );
         expect(record.level).toBe(50); // error
         refusals++;
       }
       writeFileSync(proxy.configFile, JSON.stringify(withPatientLists({ servers: SERVERS, stdio: STDIO })));
       process.kill(proxy.pid, 'SIGHUP');
-      const all = await within(proxy.waitForLog((r) => r.msg === REFUSED && (r.refused as string[]).length === 4), 'the refusal naming all four');
+      const all = await within(
+        proxy.waitForLog((r) => r.msg === REFUSED && (r.refused as string[]).length === 4),
+        'the refusal naming all four',
+      );
       expect([...(all.refused as string[])].sort()).toEqual(['audit', 'auth', 'limits', 'policy']);
       expect(proxy.logs().filter((r) => r.msg === REFUSED)).toHaveLength(refusals + 1);
       expect(proxy.logs().some((r) => r.msg === RELOADED)).toBe(false);
@@ -99,7 +105,10 @@ describe('reload refuses what would weaken security unsaid (SIGHUP)', () => {
       // Spelled out, the same weakening applies.
       writeFileSync(proxy.configFile, JSON.stringify(withPatientLists({ ...full, policy: { default: 'allow' }, limits: false })));
       process.kill(proxy.pid, 'SIGHUP');
-      const applied = await within(proxy.waitForLog((r) => r.msg === RELOADED), 'the explicit reload');
+      const applied = await within(
+        proxy.waitForLog((r) => r.msg === RELOADED),
+        'the explicit reload',
+      );
       expect(applied.changed).toEqual(['limits', 'policy']);
       for (let i = 0; i < 5; i++) await proxy.client.readResource({ uri: 'fx+fixture://res/1' }); // allowed, unlimited
     } finally {
@@ -137,7 +146,12 @@ class Gateway extends HttpGatewayProcess {
     const res = await fetch(`http://127.0.0.1:${this.port}/mcp`, {
       method: 'POST',
       headers: { 'content-type': 'application/json', accept: 'application/json, text/event-stream', host: `127.0.0.1:${this.port}`, ...headers },
-      body: JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'initialize', params: { protocolVersion: '2025-11-25', capabilities: {}, clientInfo: { name: 'raw', version: '1' } } }),
+      body: JSON.stringify({
+        jsonrpc: '2.0',
+        id: 1,
+        method: 'initialize',
+        params: { protocolVersion: '2025-11-25', capabilities: {}, clientInfo: { name: 'raw', version: '1' } },
+      }),
     });
     await res.body?.cancel();
     return res.status;
@@ -178,17 +192,26 @@ describe('--watch', () => {
       const next = { ...base, policy: { default: 'deny', rules: [{ id: 'res-1', effect: 'allow', resources: ['fx+fixture://res/1'] }] } };
       // Step one of a writer that puts the servers first and the policy after: valid, but it drops the policy.
       writeFileSync(proxy.configFile, JSON.stringify(withPatientLists(base)));
-      await within(proxy.waitForLog((r) => r.msg === REFUSED && String(r.refused) === 'policy' && r.why === 'file changed'), 'the refusal');
+      await within(
+        proxy.waitForLog((r) => r.msg === REFUSED && String(r.refused) === 'policy' && r.why === 'file changed'),
+        'the refusal',
+      );
       expect(await rpcError(proxy.client.readResource({ uri: 'fx+fixture://res/1' }))).toEqual(notFound('fx+fixture://res/1'));
       // A torn write: half of the new file.
       const whole = JSON.stringify(withPatientLists(next), null, 2);
       writeFileSync(proxy.configFile, whole.slice(0, whole.length / 2));
-      await within(proxy.waitForLog((r) => r.msg === INVALID && r.why === 'file changed'), 'the invalid-file log');
+      await within(
+        proxy.waitForLog((r) => r.msg === INVALID && r.why === 'file changed'),
+        'the invalid-file log',
+      );
       expect(await rpcError(proxy.client.readResource({ uri: 'fx+fixture://res/1' }))).toEqual(notFound('fx+fixture://res/1'));
       await proxy.client.readResource({ uri: 'fx+fixture://res/0' });
       // Step two: the whole file.
       writeFileSync(proxy.configFile, whole);
-      const applied = await within(proxy.waitForLog((r) => r.msg === RELOADED), 'the reload');
+      const applied = await within(
+        proxy.waitForLog((r) => r.msg === RELOADED),
+        'the reload',
+      );
       expect(applied.changed).toEqual(['policy']);
       await proxy.client.readResource({ uri: 'fx+fixture://res/1' });
       expect(await rpcError(proxy.client.readResource({ uri: 'fx+fixture://res/0' }))).toEqual(notFound('fx+fixture://res/0'));
@@ -202,11 +225,17 @@ describe('--watch', () => {
     const proxy = await ProxyProcess.start({ ...base, policy: POLICY }, { logLevel: 'info', args: ['--watch'] });
     try {
       renameSync(proxy.configFile, `${proxy.configFile}.moved`);
-      const gone = await within(proxy.waitForLog((r) => r.msg === INVALID && r.why === 'file changed'), 'the missing-file log');
+      const gone = await within(
+        proxy.waitForLog((r) => r.msg === INVALID && r.why === 'file changed'),
+        'the missing-file log',
+      );
       expect(String(gone.err)).toMatch(/ENOENT/);
       expect(await rpcError(proxy.client.readResource({ uri: 'fx+fixture://res/1' }))).toEqual(notFound('fx+fixture://res/1'));
       saveByRename(proxy.configFile, { ...base, policy: { default: 'allow' } });
-      const applied = await within(proxy.waitForLog((r) => r.msg === RELOADED), 'the reload');
+      const applied = await within(
+        proxy.waitForLog((r) => r.msg === RELOADED),
+        'the reload',
+      );
       expect(applied.changed).toEqual(['policy']);
       await proxy.client.readResource({ uri: 'fx+fixture://res/1' });
       expect(proxy.logs().filter((r) => r.msg === INVALID)).toHaveLength(1);
@@ -279,11 +308,20 @@ describe('servers edits', () => {
       const startsBefore = lines().filter((l) => l.startsWith('start')).length;
       expect(startsBefore).toBe(3);
 
-      writeFileSync(proxy.configFile, JSON.stringify(withPatientLists({ servers: { keep: before.keep, change: rec('change', '--page-size', '1'), add: rec('add') }, stdio: STDIO })));
+      writeFileSync(
+        proxy.configFile,
+        JSON.stringify(withPatientLists({ servers: { keep: before.keep, change: rec('change', '--page-size', '1'), add: rec('add') }, stdio: STDIO })),
+      );
       process.kill(proxy.pid, 'SIGHUP');
-      const reloaded = await within(proxy.waitForLog((r) => r.msg === RELOADED), 'the reload');
+      const reloaded = await within(
+        proxy.waitForLog((r) => r.msg === RELOADED),
+        'the reload',
+      );
       expect(reloaded.changed).toEqual(['servers.add(added)', 'servers.drop(removed)', 'servers.change(restarted)']);
-      const done = await within(proxy.waitForLog((r) => r.msg === 'upstreams reloaded'), 'the upstreams to be reloaded');
+      const done = await within(
+        proxy.waitForLog((r) => r.msg === 'upstreams reloaded'),
+        'the upstreams to be reloaded',
+      );
       expect(done).toMatchObject({ added: ['add'], removed: ['drop'], restarted: ['change'] });
       await within(heard, 'list_changed');
       expect(listChanged).toBeGreaterThan(0);
@@ -296,7 +334,11 @@ describe('servers edits', () => {
         'the replaced children to exit',
       );
       const after = lines().slice(startsBefore);
-      const names = (kind: string) => after.filter((l) => l.startsWith(kind)).map((l) => l.split(' ')[1]).sort();
+      const names = (kind: string) =>
+        after
+          .filter((l) => l.startsWith(kind))
+          .map((l) => l.split(' ')[1])
+          .sort();
       expect(names('start')).toEqual(['add', 'change']);
       expect(names('exit')).toEqual(['change', 'drop']);
 

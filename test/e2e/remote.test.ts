@@ -11,7 +11,11 @@ const TOKEN = `e2e-token-${randomUUID()}`;
 const httpFixture = suiteResource(() => RemoteFixture.start('http', '--resources', '3'));
 const sseFixture = suiteResource(() => RemoteFixture.start('sse', '--resources', '2'));
 
-const catalog = (id: string, n: number) => [...Array.from({ length: n }, (_, i) => `${id}+fixture://res/${i}`), `${id}+fixture://ticker`, `${id}+fixture://stats`];
+const catalog = (id: string, n: number) => [
+  ...Array.from({ length: n }, (_, i) => `${id}+fixture://res/${i}`),
+  `${id}+fixture://ticker`,
+  `${id}+fixture://stats`,
+];
 const text = (r: { contents: unknown[] }) => (r.contents[0] as { text: string }).text;
 
 describe('remote upstreams', () => {
@@ -158,8 +162,12 @@ describe('an unreachable remote upstream', () => {
       const file = dir.writeConfig({ servers: { gone: { type: 'http', url: `http://127.0.0.1:${port}/mcp` } } });
       const result = await runCli(['ls', '--config', file]);
       expect(result.exitCode).toBe(1);
-      const line = String(result.stderr).split('\n').find((l) => l.startsWith('mcp-federate: gone is unavailable: '));
-      expect(line).toBe('mcp-federate: gone is unavailable: Error POSTing to endpoint (HTTP 404 Not Found) (sse fallback: SSE error: Non-200 status code (404))');
+      const line = String(result.stderr)
+        .split('\n')
+        .find((l) => l.startsWith('mcp-federate: gone is unavailable: '));
+      expect(line).toBe(
+        'mcp-federate: gone is unavailable: Error POSTing to endpoint (HTTP 404 Not Found) (sse fallback: SSE error: Non-200 status code (404))',
+      );
     } finally {
       server.close();
     }

@@ -29,7 +29,12 @@ describe('a client that stops reading stdout', () => {
     const pid = s.pid;
     const exited = s.exited.then(() => true);
     const servedUpstream = () => s.logCount((r) => r.msg === 'upstream stderr' && typeof r.stderr === 'string' && r.stderr.startsWith('read '));
-    await s.send({ jsonrpc: '2.0', id: 0, method: 'initialize', params: { protocolVersion: '2025-11-25', capabilities: {}, clientInfo: { name: 'stalled', version: '1.0.0' } } });
+    await s.send({
+      jsonrpc: '2.0',
+      id: 0,
+      method: 'initialize',
+      params: { protocolVersion: '2025-11-25', capabilities: {}, clientInfo: { name: 'stalled', version: '1.0.0' } },
+    });
     await s.send({ jsonrpc: '2.0', method: 'notifications/initialized' });
 
     const samples: number[] = [];
@@ -47,9 +52,11 @@ describe('a client that stops reading stdout', () => {
       if (!written) break;
       sent += WAVE;
       const target = sent;
-      const served = s.until(() => servedUpstream() >= target, `the upstream to serve ${target} reads`, 15_000).catch((err: unknown) => {
-        if (s.exitCode === undefined) throw err; // a real timeout; an exit is what `exited` reports
-      });
+      const served = s
+        .until(() => servedUpstream() >= target, `the upstream to serve ${target} reads`, 15_000)
+        .catch((err: unknown) => {
+          if (s.exitCode === undefined) throw err; // a real timeout; an exit is what `exited` reports
+        });
       await Promise.race([exited, served]);
       if (s.exitCode === undefined) samples.push(rssBytes(pid));
     }

@@ -29,7 +29,10 @@ describe.concurrent('token new', () => {
 
   it('needs no configuration file, and two runs differ', async () => {
     using dir = new TempDir(); // an empty folder: nothing to find
-    const [a, b] = await Promise.all([runCli(['token', 'new', '--principal', 'x'], { cwd: dir.path }), runCli(['token', 'new', '--principal', 'x'], { cwd: dir.path })]);
+    const [a, b] = await Promise.all([
+      runCli(['token', 'new', '--principal', 'x'], { cwd: dir.path }),
+      runCli(['token', 'new', '--principal', 'x'], { cwd: dir.path }),
+    ]);
     expect([a.exitCode, b.exitCode]).toEqual([0, 0]);
     expect(String(a.stdout).split('\n')[0]).not.toBe(String(b.stdout).split('\n')[0]);
   });
@@ -57,7 +60,10 @@ describe.concurrent('token new', () => {
 describe.concurrent('a bad auth or stdio block exits 2 naming the file, the path and the problem', () => {
   it.each([
     [{ auth: { tokens: [{ principal: 'a', sha256: 'ABC' }] } }, 'auth.tokens[0].sha256: must be 64 lowercase hex digits (the SHA-256 of the token)'],
-    [{ auth: { jwt: { audience: 'mcp', jwksUrl: 'https://idp.example.com/jwks', algorithms: ['none'] } } }, 'auth.jwt.algorithms[0]: "none" is refused: unsigned tokens are never accepted'],
+    [
+      { auth: { jwt: { audience: 'mcp', jwksUrl: 'https://idp.example.com/jwks', algorithms: ['none'] } } },
+      'auth.jwt.algorithms[0]: "none" is refused: unsigned tokens are never accepted',
+    ],
     [{ auth: { jwt: { audience: 'mcp', secret: 'too-short' } } }, 'auth.jwt.algorithms[0]: HS256 needs a secret of at least 32 bytes'],
     [{ stdio: { principal: '' } }, 'stdio.principal: must not be empty'],
   ])('%j', async (block, problem) => {

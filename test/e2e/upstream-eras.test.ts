@@ -6,7 +6,10 @@ import { parseLogLines, ROOT, runCli, TempDir, upstreams } from './helpers.js';
 
 const MODERN = path.join(ROOT, 'test', 'fixtures', 'modern-server.mjs');
 const modern = (...args: string[]) => ({ command: process.execPath, args: [MODERN, ...args] });
-const starts = (file: string) => readFileSync(file, 'utf8').split('\n').filter((l) => l !== '').length;
+const starts = (file: string) =>
+  readFileSync(file, 'utf8')
+    .split('\n')
+    .filter((l) => l !== '').length;
 
 describe('protocol: auto is the default', () => {
   it('a 2025-only, a 2026-only and a dual-era upstream each start once and speak their newest revision', async () => {
@@ -56,7 +59,12 @@ describe('protocol: auto is the default', () => {
       'mcp-federate: newonly is unavailable: Unsupported protocol version: 2025-11-25',
       expect.stringMatching(/^mcp-federate: oldonly is unavailable: .*did not offer pinned protocol version 2026-07-28/),
     ]);
-    const failed = parseLogLines(stderr.split('\n').filter((l) => l.startsWith('{')).join('\n')).filter((r) => r.msg === 'upstream failed to start; serving the others');
+    const failed = parseLogLines(
+      stderr
+        .split('\n')
+        .filter((l) => l.startsWith('{'))
+        .join('\n'),
+    ).filter((r) => r.msg === 'upstream failed to start; serving the others');
     expect(failed.map((r) => r.server).sort()).toEqual(['newonly', 'oldonly']);
   });
 });

@@ -22,9 +22,7 @@ interface Recorded {
 function gateway(policy: unknown): { session: WireSession; logs: () => Recorded[] } {
   const session = new WireSession(
     {
-      servers: Object.fromEntries(
-        STYLES.map((style) => [style, { command: process.execPath, args: [FIXTURE, '--style', style, '--log', `${style}.jsonl`] }]),
-      ),
+      servers: Object.fromEntries(STYLES.map((style) => [style, { command: process.execPath, args: [FIXTURE, '--style', style, '--log', `${style}.jsonl`] }])),
       policy,
     },
     { logLevel: 'warn' },
@@ -32,7 +30,12 @@ function gateway(policy: unknown): { session: WireSession; logs: () => Recorded[
   const logs = () =>
     STYLES.flatMap((style) => {
       const file = path.join(session.dir.path, `${style}.jsonl`);
-      return existsSync(file) ? readFileSync(file, 'utf8').split('\n').filter(Boolean).map((l) => JSON.parse(l) as Recorded) : [];
+      return existsSync(file)
+        ? readFileSync(file, 'utf8')
+            .split('\n')
+            .filter(Boolean)
+            .map((l) => JSON.parse(l) as Recorded)
+        : [];
     });
   return { session, logs };
 }
@@ -128,7 +131,13 @@ describe('one canonical URI per request (four upstream URI parsers)', () => {
     await using _s = session;
     await session.initialize();
     for (const style of STYLES) {
-      for (const spelling of ['FILE:///public/a.txt', 'file://localhost/public/a.txt', 'file://%6cocalhost/public/%61.txt', 'file:/public/a.txt', 'file:public/a.txt']) {
+      for (const spelling of [
+        'FILE:///public/a.txt',
+        'file://localhost/public/a.txt',
+        'file://%6cocalhost/public/%61.txt',
+        'file:/public/a.txt',
+        'file:public/a.txt',
+      ]) {
         const read = await session.request('resources/read', { uri: `${style}+${spelling}` });
         expect((read.result?.contents as { text: string }[] | undefined)?.[0]?.text, `${style} ${spelling}`).toBe('public a');
       }
@@ -140,7 +149,9 @@ describe('one canonical URI per request (four upstream URI parsers)', () => {
   it('over HTTP, with a bearer token: the same spellings reach no file outside /public, each answered as the missing resource', async () => {
     await using dir = new TempDir();
     const config = dir.writeConfig({
-      servers: Object.fromEntries(STYLES.map((style) => [style, { command: process.execPath, args: [FIXTURE, '--style', style, '--log', dir.file(`${style}.jsonl`)] }])),
+      servers: Object.fromEntries(
+        STYLES.map((style) => [style, { command: process.execPath, args: [FIXTURE, '--style', style, '--log', dir.file(`${style}.jsonl`)] }]),
+      ),
       auth: { tokens: [{ principal: 'pat', roles: ['public'], token: 'pat-token-0123456789abcdef' }] },
       policy: { default: 'deny', rules: [{ id: 'public', effect: 'allow', roles: ['public'], resources: ['file:///public/**'] }] },
     });
@@ -160,7 +171,12 @@ describe('one canonical URI per request (four upstream URI parsers)', () => {
         }
       }
       await client.close();
-      const records = STYLES.flatMap((style) => readFileSync(dir.file(`${style}.jsonl`), 'utf8').split('\n').filter(Boolean).map((l) => JSON.parse(l) as Recorded));
+      const records = STYLES.flatMap((style) =>
+        readFileSync(dir.file(`${style}.jsonl`), 'utf8')
+          .split('\n')
+          .filter(Boolean)
+          .map((l) => JSON.parse(l) as Recorded),
+      );
       expect(records.length).toBeGreaterThan(0);
       for (const r of records) expect(r.path === null || r.path.startsWith('/public/'), JSON.stringify(r)).toBe(true);
     } finally {

@@ -34,7 +34,6 @@ export const idKey = (id: AnyId): string => `${typeof id}:${JSON.stringify(id)}`
 /** `levels` nested arrays as JSON text (built without recursion). */
 export const nested = (levels: number): string => '['.repeat(levels) + ']'.repeat(levels);
 
-
 /** Resident set size of a live process, in bytes (Linux /proc). */
 export function rssBytes(pid: number): number {
   const m = /^VmRSS:\s+(\d+) kB$/m.exec(readFileSync(`/proc/${pid}/status`, 'utf8'));

@@ -47,9 +47,7 @@ export interface Harness extends AsyncDisposable {
 
 /** Starts a proxy whose upstreams are in-process Servers; dispose with `await using`. */
 export async function startHarness(options: HarnessOptions): Promise<Harness> {
-  const servers = Object.fromEntries(
-    Object.keys(options.upstreams).map((id) => [id, { command: `inmemory:${id}`, ...(options.serverFields?.[id] ?? {}) }]),
-  );
+  const servers = Object.fromEntries(Object.keys(options.upstreams).map((id) => [id, { command: `inmemory:${id}`, ...(options.serverFields?.[id] ?? {}) }]));
   const config = parseConfig({ servers, ...(options.config ?? {}) }, { env: {} });
   const logs: Record<string, unknown>[] = [];
   const destination = new Writable({

@@ -54,7 +54,11 @@ describe('access policy through the proxy', () => {
 
     const list = await mallory.listResources();
     expect(list.resources.map((r) => r.uri)).toEqual(['docs+file:///public/readme.md']);
-    expect((await alice.listResources()).resources.map((r) => r.uri)).toEqual(['docs+file:///handbook/a.md', 'docs+file:///handbook/b.md', 'docs+file:///public/readme.md']);
+    expect((await alice.listResources()).resources.map((r) => r.uri)).toEqual([
+      'docs+file:///handbook/a.md',
+      'docs+file:///handbook/b.md',
+      'docs+file:///public/readme.md',
+    ]);
     const templates = await mallory.listResourceTemplates();
     expect(templates.resourceTemplates).toEqual([]);
     expect((await alice.listResourceTemplates()).resourceTemplates.map((t) => t.uriTemplate)).toEqual(['docs+file:///handbook/{name}']);
@@ -71,7 +75,9 @@ describe('access policy through the proxy', () => {
     expect(await rpcError(mallory.subscribeResource({ uri: 'docs+file:///secrets/keys.txt' }))).toMatchObject({ code: -32002 });
 
     // Completion: the secrets template is refused like a missing one; alice's values that expand to a denied URI are dropped.
-    expect(await rpcError(alice.complete({ ref: { type: 'ref/resource', uri: 'docs+file:///secrets/{name}' }, argument: { name: 'name', value: '' } }))).toMatchObject({
+    expect(
+      await rpcError(alice.complete({ ref: { type: 'ref/resource', uri: 'docs+file:///secrets/{name}' }, argument: { name: 'name', value: '' } })),
+    ).toMatchObject({
       code: -32002,
     });
     const values = await alice.complete({ ref: { type: 'ref/resource', uri: 'docs+file:///handbook/{name}' }, argument: { name: 'name', value: '' } });
@@ -103,16 +109,27 @@ describe('access policy through the proxy', () => {
 
   it('randomised: 10,000 decisions through a real client agree with decide() evaluated directly', async () => {
     let seed = Number(process.env.FUZZ_SEED ?? 0x5eed);
-    const rand = () => ((seed = (seed * 1103515245 + 12345) & 0x7fffffff) / 0x7fffffff);
+    const rand = () => (seed = (seed * 1103515245 + 12345) & 0x7fffffff) / 0x7fffffff;
     const pick = <T>(xs: readonly T[]): T => xs[Math.floor(rand() * xs.length)]!;
-    const uris = ['file:///a/x.md', 'file:///a/b/y.md', 'file:///c/z.txt', 'file:///a/../c/z.txt', 'file:///a/%2e%2e/c/z.txt', 'memo:one', 'memo:two/three', 'FILE:///a/x.md'];
+    const uris = [
+      'file:///a/x.md',
+      'file:///a/b/y.md',
+      'file:///c/z.txt',
+      'file:///a/../c/z.txt',
+      'file:///a/%2e%2e/c/z.txt',
+      'memo:one',
+      'memo:two/three',
+      'FILE:///a/x.md',
+    ];
     const patterns = ['file:///a/**', 'file:///a/*', 'file:///c/*.txt', 'memo:**', 'memo:*', 'docs+file:///**', '**', 'file:///?/x.md'];
     const principals = ['p1', 'p2', 'p3'];
     const roles = ['r1', 'r2'];
     const upstream = createUpstreamServer({ subscribe: true, resources: uris.map((uri) => ({ uri, name: uri })), read: (u) => text(u) });
     const base = { servers: { docs: { command: 'inmemory:docs' } } };
     await using h = await startHarness({ upstreams: { docs: () => upstream.server }, config: { policy: { rules: [] } } });
-    const clients = new Map(await Promise.all(principals.map(async (p) => [p, await h.client({ principal: p, roles: [p === 'p1' ? 'r1' : 'r2'], transport: 'stdio' })] as const)));
+    const clients = new Map(
+      await Promise.all(principals.map(async (p) => [p, await h.client({ principal: p, roles: [p === 'p1' ? 'r1' : 'r2'], transport: 'stdio' })] as const)),
+    );
     let trials = 0;
     let mismatches = 0;
     const randomRule = (i: number) => ({
@@ -124,7 +141,10 @@ describe('access policy through the proxy', () => {
       ...(rand() < 0.5 ? { actions: [pick(['list', 'read', 'subscribe'] as const), ...(rand() < 0.5 ? ['read'] : [])] } : {}),
     });
     for (let set = 0; set < 40; set++) {
-      const config = parseConfig({ ...base, policy: { default: pick(['allow', 'deny']), rules: Array.from({ length: 1 + Math.floor(rand() * 5) }, (_, i) => randomRule(i)) } }, { env: {} });
+      const config = parseConfig(
+        { ...base, policy: { default: pick(['allow', 'deny']), rules: Array.from({ length: 1 + Math.floor(rand() * 5) }, (_, i) => randomRule(i)) } },
+        { env: {} },
+      );
       h.proxy.reload(config);
       const reference = compilePolicy(config.policy, new Set(['docs']));
       for (const principal of principals) {

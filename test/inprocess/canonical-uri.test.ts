@@ -21,10 +21,53 @@ const POLICY = {
 
 /** A seeded generator of URIs: mixed case, escapes, dot segments, authorities, NFC and NFD, queries and fragments. */
 function uriGenerator(seed: number) {
-  const rand = () => ((seed = (seed * 1103515245 + 12345) & 0x7fffffff) / 0x7fffffff);
+  const rand = () => (seed = (seed * 1103515245 + 12345) & 0x7fffffff) / 0x7fffffff;
   const pick = <T>(xs: readonly T[]): T => xs[Math.floor(rand() * xs.length)]!;
-  const heads = ['file:///', 'FILE:///', 'file://localhost/', 'file://LOCALHOST/', 'file://%6cocalhost/', 'file:/', 'file:', 'file://evil/', 'file:////', 'https://h.example/', 'HTTPS://H.Example:443/', 'https://h.example:8443/', 'http:h.example/', 'memo:'];
-  const segments = ['public', 'secrets', 'SECRETS', '%73ecrets', 's%65crets', 'priv\u00e9', 'prive\u0301', 'priv%C3%A9', 'prive%CC%81', 'admin', '%61dmin', '.', '..', '%2e', '%2E%2e', '.%2e', 'a.txt', 'k%65y.txt', '', 'x%2fy', 'b%20c', 'a\\b', 'x%00', '%252e', 'q%3Fx', '~u', '%7Eu'];
+  const heads = [
+    'file:///',
+    'FILE:///',
+    'file://localhost/',
+    'file://LOCALHOST/',
+    'file://%6cocalhost/',
+    'file:/',
+    'file:',
+    'file://evil/',
+    'file:////',
+    'https://h.example/',
+    'HTTPS://H.Example:443/',
+    'https://h.example:8443/',
+    'http:h.example/',
+    'memo:',
+  ];
+  const segments = [
+    'public',
+    'secrets',
+    'SECRETS',
+    '%73ecrets',
+    's%65crets',
+    'priv\u00e9',
+    'prive\u0301',
+    'priv%C3%A9',
+    'prive%CC%81',
+    'admin',
+    '%61dmin',
+    '.',
+    '..',
+    '%2e',
+    '%2E%2e',
+    '.%2e',
+    'a.txt',
+    'k%65y.txt',
+    '',
+    'x%2fy',
+    'b%20c',
+    'a\\b',
+    'x%00',
+    '%252e',
+    'q%3Fx',
+    '~u',
+    '%7Eu',
+  ];
   const tails = ['', '', '', '?x=1', '?/../..', '?%2e%2e', '#/../secrets', '#frag', '?a=%2F', '?v=1.2'];
   return () => {
     const n = 1 + Math.floor(rand() * 4);
@@ -167,7 +210,9 @@ describe('one canonical URI per request', () => {
     expect(upstream.stats.unsubscribes).toEqual(['file:///public/a.txt']);
 
     const modern = await h.modernClient(ALICE);
-    const sub = await modern.listen({ resourceSubscriptions: ['docs+FILE:///public/a.txt', 'docs+file:///public/%2e%2e/secrets/k', 'docs+file://localhost/secrets/k'] });
+    const sub = await modern.listen({
+      resourceSubscriptions: ['docs+FILE:///public/a.txt', 'docs+file:///public/%2e%2e/secrets/k', 'docs+file://localhost/secrets/k'],
+    });
     expect(sub.honoredFilter.resourceSubscriptions).toEqual(['docs+file:///public/a.txt']); // acknowledged as held
     await sub.close();
 
@@ -192,7 +237,8 @@ describe('one canonical URI per request', () => {
     await using h = await startHarness({ upstreams: { docs: () => upstream.server }, config: { cache: { ttlMs: 60_000 } }, audit });
     const client = await h.client(ALICE);
     const spellings = ['file:///public/a.txt', 'FILE:///public/a.txt', 'file://localhost/public/a.txt', 'file:/public/%61.txt', 'file:public/a%2Etxt'];
-    for (const uri of spellings) expect((await client.readResource({ uri: `docs+${uri}` })).contents[0]).toMatchObject({ uri: 'docs+file:///public/a.txt', text: 'a' });
+    for (const uri of spellings)
+      expect((await client.readResource({ uri: `docs+${uri}` })).contents[0]).toMatchObject({ uri: 'docs+file:///public/a.txt', text: 'a' });
     expect(received).toEqual(['file:///public/a.txt']);
     expect(h.proxy.cache?.size).toBe(1);
     const reads = audit.entries.filter((e) => e.method === 'resources/read');

@@ -16,10 +16,7 @@ async function listAll(client: Client, kind: 'resources' | 'templates' = 'resour
   let cursor: string | undefined;
   let pages = 0;
   do {
-    const page =
-      kind === 'resources'
-        ? await client.listResources(cursor ? { cursor } : {})
-        : await client.listResourceTemplates(cursor ? { cursor } : {});
+    const page = kind === 'resources' ? await client.listResources(cursor ? { cursor } : {}) : await client.listResourceTemplates(cursor ? { cursor } : {});
     items.push(...((kind === 'resources' ? page.resources : page.resourceTemplates) as Record<string, unknown>[]));
     if (page._meta) metas.push(page._meta);
     cursor = page.nextCursor;

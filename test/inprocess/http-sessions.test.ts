@@ -82,7 +82,15 @@ describe('HTTP sessions', () => {
     expect(first.honoredFilter.resourceSubscriptions).toEqual(['a+x://1']);
     await expect(client.listen({ resourceSubscriptions: ['a+x://1'] })).rejects.toThrow(/503|Too many open listens/);
     await first.close();
-    await expect.poll(async () => (await client.listen({ resourceSubscriptions: ['a+x://1'] }).then((s) => s.close().then(() => true), () => false))).toBe(true);
+    await expect
+      .poll(
+        async () =>
+          await client.listen({ resourceSubscriptions: ['a+x://1'] }).then(
+            (s) => s.close().then(() => true),
+            () => false,
+          ),
+      )
+      .toBe(true);
     await client.close();
   });
 });

@@ -89,7 +89,10 @@ async function gateway(auth = authOf(ALL_ENG)) {
     slow,
     setNow: (seconds: number) => void (nowMs = seconds * 1000),
     async session(token: string): Promise<string> {
-      const init = await post({ jsonrpc: '2.0', id: 1, method: 'initialize', params: { protocolVersion: V2025, capabilities: {}, clientInfo: { name: 'raw', version: '1' } } }, token);
+      const init = await post(
+        { jsonrpc: '2.0', id: 1, method: 'initialize', params: { protocolVersion: V2025, capabilities: {}, clientInfo: { name: 'raw', version: '1' } } },
+        token,
+      );
       expect(init.status).toBe(200);
       await init.text();
       const sid = init.headers.get('mcp-session-id')!;
@@ -100,7 +103,11 @@ async function gateway(auth = authOf(ALL_ENG)) {
     async call(token: string, sid: string, method: string, params: Record<string, unknown>) {
       const res = await post({ jsonrpc: '2.0', id: ++ids, method, params }, token, { 'mcp-session-id': sid, 'mcp-protocol-version': V2025 });
       const text = await res.text();
-      return { status: res.status, text, body: (text.startsWith('{') ? JSON.parse(text) : {}) as { result?: Record<string, unknown>; error?: { code: number; message: string } } };
+      return {
+        status: res.status,
+        text,
+        body: (text.startsWith('{') ? JSON.parse(text) : {}) as { result?: Record<string, unknown>; error?: { code: number; message: string } },
+      };
     },
     /** A 2026 request (stateless) with the per-request envelope. */
     async modern(token: string, method: string, params: Record<string, unknown>) {
@@ -118,7 +125,9 @@ async function gateway(auth = authOf(ALL_ENG)) {
       return { status: res.status, text };
     },
     async getStream(token: string, sid: string): Promise<Stream> {
-      const res = await fetch(url, { headers: { accept: 'text/event-stream', authorization: `Bearer ${token}`, 'mcp-session-id': sid, 'mcp-protocol-version': V2025 } });
+      const res = await fetch(url, {
+        headers: { accept: 'text/event-stream', authorization: `Bearer ${token}`, 'mcp-session-id': sid, 'mcp-protocol-version': V2025 },
+      });
       expect(res.status).toBe(200);
       const s = new Stream(res);
       streams.push(s);
@@ -126,14 +135,22 @@ async function gateway(auth = authOf(ALL_ENG)) {
     },
     async listen(token: string, uris: string[]): Promise<Stream> {
       const res = await post(
-        { jsonrpc: '2.0', id: ++ids, method: 'subscriptions/listen', params: { notifications: { resourceSubscriptions: uris }, _meta: { 'io.modelcontextprotocol/protocolVersion': '2026-07-28' } } },
+        {
+          jsonrpc: '2.0',
+          id: ++ids,
+          method: 'subscriptions/listen',
+          params: { notifications: { resourceSubscriptions: uris }, _meta: { 'io.modelcontextprotocol/protocolVersion': '2026-07-28' } },
+        },
         token,
         { 'mcp-protocol-version': '2026-07-28' },
       );
       expect(res.status).toBe(200);
       const s = new Stream(res);
       streams.push(s);
-      await within(s.until((m) => m.method === 'notifications/subscriptions/acknowledged'), 'the listen to be acknowledged');
+      await within(
+        s.until((m) => m.method === 'notifications/subscriptions/acknowledged'),
+        'the listen to be acknowledged',
+      );
       return s;
     },
     /** The upstream reports a change of x://secret. */

@@ -58,47 +58,53 @@ function shapes(n: number, max: number): number[] {
 }
 
 describe('pages exactly as configured', () => {
-  it.each(Array.from({ length: 24 }, (_, i) => i + 1))('seed %i: exact pages of the visible stream, in order, the same shapes for principals who see the same items', async (seed) => {
-    const random = prng(seed);
-    const int = (n: number) => Math.floor(random() * n);
-    const upstreams: Record<string, () => Server> = {};
-    const all: string[] = [];
-    const visible: string[] = [];
-    const pVisible = random();
-    for (let u = 0, n = 1 + int(4); u < n; u++) {
-      const id = `u${u}`;
-      const resources = Array.from({ length: int(26) }, (_, i) => {
-        const tag = random() < pVisible ? 'pub' : random() < 0.5 ? 'sec' : 'other';
-        return { uri: `x://${tag}/${id}-${i}`, name: `${id}-${i}` };
-      });
-      const pageSize = random() < 0.2 ? undefined : 1 + int(9);
-      upstreams[id] = () => createUpstreamServer({ resources, ...(pageSize === undefined ? {} : { pageSize }) }).server;
-      for (const r of resources) {
-        all.push(`${id}+${r.uri}`);
-        if (r.uri.startsWith('x://pub/')) visible.push(`${id}+${r.uri}`);
+  it.each(Array.from({ length: 24 }, (_, i) => i + 1))(
+    'seed %i: exact pages of the visible stream, in order, the same shapes for principals who see the same items',
+    async (seed) => {
+      const random = prng(seed);
+      const int = (n: number) => Math.floor(random() * n);
+      const upstreams: Record<string, () => Server> = {};
+      const all: string[] = [];
+      const visible: string[] = [];
+      const pVisible = random();
+      for (let u = 0, n = 1 + int(4); u < n; u++) {
+        const id = `u${u}`;
+        const resources = Array.from({ length: int(26) }, (_, i) => {
+          const tag = random() < pVisible ? 'pub' : random() < 0.5 ? 'sec' : 'other';
+          return { uri: `x://${tag}/${id}-${i}`, name: `${id}-${i}` };
+        });
+        const pageSize = random() < 0.2 ? undefined : 1 + int(9);
+        upstreams[id] = () => createUpstreamServer({ resources, ...(pageSize === undefined ? {} : { pageSize }) }).server;
+        for (const r of resources) {
+          all.push(`${id}+${r.uri}`);
+          if (r.uri.startsWith('x://pub/')) visible.push(`${id}+${r.uri}`);
+        }
       }
-    }
-    const max = 1 + int(9);
-    await using h = await startHarness({ upstreams, config: { policy: POLICY, list: { maxItemsPerPage: max } } });
-    const [alice, bob, root] = await Promise.all([h.client(ALICE), h.client(BOB), h.client(ROOT)]);
-    const a = await walk(alice);
-    const b = await walk(bob);
-    const r = await walk(root);
-    const context = JSON.stringify({ seed, max, visible: visible.length, all: all.length });
-    expect(a.uris, context).toEqual(visible); // in order, nothing missing, nothing twice
-    expect(a.sizes, context).toEqual(shapes(visible.length, max)); // none over max, only the last short, none empty
-    expect(b.uris, context).toEqual(visible);
-    expect(b.sizes, context).toEqual(a.sizes);
-    expect(r.uris, context).toEqual(all);
-    expect(r.sizes, context).toEqual(shapes(all.length, max));
-    expect([...a.metas, ...b.metas, ...r.metas]).toEqual([]);
-    // A cursor used again (its read-ahead already taken) resumes from its own offset: the same page.
-    for (let i = 1; i < a.cursors.length; i++) {
-      const again = await alice.listResources({ cursor: a.cursors[i]! });
-      const start = a.sizes.slice(0, i).reduce((x, y) => x + y, 0);
-      expect(again.resources.map((res) => res.uri), context).toEqual(visible.slice(start, start + a.sizes[i]!));
-    }
-  });
+      const max = 1 + int(9);
+      await using h = await startHarness({ upstreams, config: { policy: POLICY, list: { maxItemsPerPage: max } } });
+      const [alice, bob, root] = await Promise.all([h.client(ALICE), h.client(BOB), h.client(ROOT)]);
+      const a = await walk(alice);
+      const b = await walk(bob);
+      const r = await walk(root);
+      const context = JSON.stringify({ seed, max, visible: visible.length, all: all.length });
+      expect(a.uris, context).toEqual(visible); // in order, nothing missing, nothing twice
+      expect(a.sizes, context).toEqual(shapes(visible.length, max)); // none over max, only the last short, none empty
+      expect(b.uris, context).toEqual(visible);
+      expect(b.sizes, context).toEqual(a.sizes);
+      expect(r.uris, context).toEqual(all);
+      expect(r.sizes, context).toEqual(shapes(all.length, max));
+      expect([...a.metas, ...b.metas, ...r.metas]).toEqual([]);
+      // A cursor used again (its read-ahead already taken) resumes from its own offset: the same page.
+      for (let i = 1; i < a.cursors.length; i++) {
+        const again = await alice.listResources({ cursor: a.cursors[i]! });
+        const start = a.sizes.slice(0, i).reduce((x, y) => x + y, 0);
+        expect(
+          again.resources.map((res) => res.uri),
+          context,
+        ).toEqual(visible.slice(start, start + a.sizes[i]!));
+      }
+    },
+  );
 
   it('splits one upstream page across downstream cursors and asks the upstream only with its own cursors', async () => {
     const stats = newStats();
@@ -114,9 +120,15 @@ describe('pages exactly as configured', () => {
   });
 
   it('a list whose last visible item fills the page has no empty page after it, even with hidden items behind it', async () => {
-    const resources = [...Array.from({ length: 4 }, (_, i) => ({ uri: `x://pub/${i}`, name: `p${i}` })), ...Array.from({ length: 9 }, (_, i) => ({ uri: `x://sec/${i}`, name: `s${i}` }))];
+    const resources = [
+      ...Array.from({ length: 4 }, (_, i) => ({ uri: `x://pub/${i}`, name: `p${i}` })),
+      ...Array.from({ length: 9 }, (_, i) => ({ uri: `x://sec/${i}`, name: `s${i}` })),
+    ];
     await using h = await startHarness({
-      upstreams: { a: () => createUpstreamServer({ resources, pageSize: 2 }).server, b: () => createUpstreamServer({ resources: resources.slice(4), pageSize: 3 }).server },
+      upstreams: {
+        a: () => createUpstreamServer({ resources, pageSize: 2 }).server,
+        b: () => createUpstreamServer({ resources: resources.slice(4), pageSize: 3 }).server,
+      },
       config: { policy: POLICY, list: { maxItemsPerPage: 2 } },
     });
     const { sizes, uris } = await walk(await h.client(ALICE));

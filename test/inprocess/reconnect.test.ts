@@ -123,9 +123,7 @@ describe('upstream restarts', () => {
 
   it('turns a storm of list_changed from many upstreams into one notification per session', async () => {
     const ups: UpstreamHandle[] = [];
-    const upstreams = Object.fromEntries(
-      Array.from({ length: 5 }, (_, i) => [`u${i}`, () => (ups[i] = createUpstreamServer({})).server]),
-    );
+    const upstreams = Object.fromEntries(Array.from({ length: 5 }, (_, i) => [`u${i}`, () => (ups[i] = createUpstreamServer({})).server]));
     await using h = await startHarness({ upstreams, config: { listChanged: { coalesceMs: 30 } } });
     const [a, b] = await Promise.all([h.client(), h.client()]);
     const [ca, cb] = [listChanges(a), listChanges(b)];

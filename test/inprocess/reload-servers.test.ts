@@ -122,7 +122,14 @@ describe('servers reload (in process)', () => {
   it('routing follows the new set: a server turned unprefixed is reached by its bare URIs; a cursor from before is refused', async () => {
     await using h = await startHarness({
       upstreams: {
-        a: () => createUpstreamServer({ resources: [{ uri: 'x://1', name: 'x1' }, { uri: 'x://2', name: 'x2' }], pageSize: 1 }).server,
+        a: () =>
+          createUpstreamServer({
+            resources: [
+              { uri: 'x://1', name: 'x1' },
+              { uri: 'x://2', name: 'x2' },
+            ],
+            pageSize: 1,
+          }).server,
         b: () => createUpstreamServer({ resources: [{ uri: 'y://1', name: 'y1' }] }).server,
       },
       config: { list: { maxItemsPerPage: 1 } },

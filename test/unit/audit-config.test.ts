@@ -28,7 +28,10 @@ describe('audit config', () => {
     expect(audit).toMatchObject({ anchorEvery: 1000, anchorSeconds: 30 });
     expect(audit!.keyEnv).toBeUndefined();
     expect(audit!.anchorFile).toBeUndefined();
-    expect(parse({ file: 'a', keyEnv: 'MCP_AUDIT_KEY', anchorFile: 'anchors.jsonl', anchorEvery: 5, anchorSeconds: 2 }).audit).toMatchObject({ keyEnv: 'MCP_AUDIT_KEY', anchorEvery: 5 });
+    expect(parse({ file: 'a', keyEnv: 'MCP_AUDIT_KEY', anchorFile: 'anchors.jsonl', anchorEvery: 5, anchorSeconds: 2 }).audit).toMatchObject({
+      keyEnv: 'MCP_AUDIT_KEY',
+      anchorEvery: 5,
+    });
   });
 
   it.each([

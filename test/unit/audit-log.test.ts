@@ -67,7 +67,11 @@ describe('audit log', () => {
     await more;
     writes.mockRestore();
     log.close();
-    expect(records().map((r) => r.uri)).toEqual([...Array.from({ length: 20 }, (_, i) => `docs+file:///b${i}.md`), 'docs+file:///c.md', 'docs+file:///sync.md']);
+    expect(records().map((r) => r.uri)).toEqual([
+      ...Array.from({ length: 20 }, (_, i) => `docs+file:///b${i}.md`),
+      'docs+file:///c.md',
+      'docs+file:///sync.md',
+    ]);
     expect(records().map((r) => r.seq)).toEqual(Array.from({ length: 22 }, (_, i) => i + 1));
     const verified = await verifyAuditFiles([file]);
     expect([verified.records, verified.broken]).toEqual([22, undefined]);
@@ -161,7 +165,11 @@ describe('audit log', () => {
     let prev = GENESIS_HASH;
     for (const { hash, ...rest } of rs) {
       expect(rest.prev).toBe(prev);
-      expect(hash).toBe(createHash('sha256').update(prev + canonicalize(rest)).digest('hex'));
+      expect(hash).toBe(
+        createHash('sha256')
+          .update(prev + canonicalize(rest))
+          .digest('hex'),
+      );
       prev = hash;
     }
     expect(await verifyAuditFiles([file])).toEqual({ records: 5, firstSeq: 1, anchored: false, last: { seq: 5, hash: prev } });
@@ -186,7 +194,9 @@ describe('audit log', () => {
 
   it('continues the chain from a last line longer than one read chunk', async () => {
     const log = open();
-    log.record(read(`docs+file:///${'x'.repeat(1500)}`, { caller: { ...caller, roles: Array.from({ length: 60 }, (_, i) => `role-${i}-${'r'.repeat(400)}`) } }));
+    log.record(
+      read(`docs+file:///${'x'.repeat(1500)}`, { caller: { ...caller, roles: Array.from({ length: 60 }, (_, i) => `role-${i}-${'r'.repeat(400)}`) } }),
+    );
     log.close();
     expect(statSync(file).size).toBeGreaterThan(20_000);
     write(1);
@@ -342,7 +352,8 @@ describe('audit log', () => {
     const env = { AUDIT_KEY: KEY_TEXT };
     const KEY = createSecretKey(Buffer.from(KEY_TEXT));
     const WRONG = createSecretKey(Buffer.from('another key of at least 16 bytes'));
-    const openKeyed = (over: { maxBytes?: number; keep?: number } = {}) => openAuditLog({ file, maxBytes: 0, keep: 10, keyEnv: 'AUDIT_KEY', ...over }, { now, env });
+    const openKeyed = (over: { maxBytes?: number; keep?: number } = {}) =>
+      openAuditLog({ file, maxBytes: 0, keep: 10, keyEnv: 'AUDIT_KEY', ...over }, { now, env });
     const writeKeyed = (n: number, over: { maxBytes?: number; keep?: number } = {}) => {
       const log = openKeyed(over);
       for (let i = 0; i < n; i++) log.record(read(`docs+file:///${i}.md`));
@@ -353,10 +364,18 @@ describe('audit log', () => {
       writeKeyed(2);
       const [a, b] = records();
       const { hash: _h, mac: _m, ...bodyA } = a!;
-      const macA = (await import('node:crypto')).createHmac('sha256', KEY_TEXT).update(GENESIS_HASH + canonicalize(bodyA)).digest('hex');
+      const macA = (await import('node:crypto'))
+        .createHmac('sha256', KEY_TEXT)
+        .update(GENESIS_HASH + canonicalize(bodyA))
+        .digest('hex');
       expect(a!.mac).toBe(macA);
       const { hash: _h2, mac: _m2, ...bodyB } = b!;
-      expect(b!.mac).toBe((await import('node:crypto')).createHmac('sha256', KEY_TEXT).update(macA + canonicalize(bodyB)).digest('hex'));
+      expect(b!.mac).toBe(
+        (await import('node:crypto'))
+          .createHmac('sha256', KEY_TEXT)
+          .update(macA + canonicalize(bodyB))
+          .digest('hex'),
+      );
       expect(lines()[0]!.endsWith(`,"hash":"${a!.hash}","mac":"${a!.mac}"}`)).toBe(true);
       expect(await verifyAuditFiles([file], { key: KEY })).toMatchObject({ records: 2, keyed: { checked: 2 } });
       expect((await verifyAuditFiles([file], { key: WRONG })).broken).toMatchObject({ line: 1, reason: expect.stringContaining('MAC mismatch') });
@@ -372,7 +391,11 @@ describe('audit log', () => {
       log.close();
       writeKeyed(1, { maxBytes: recordBytes * 3 + 10 }); // another restart
       const files = [`${file}.2`, `${file}.1`, file];
-      expect(files.map((f) => records(f).map((r) => r.seq))).toEqual([[1, 2, 3], [4, 5, 6], [7, 8, 9]]);
+      expect(files.map((f) => records(f).map((r) => r.seq))).toEqual([
+        [1, 2, 3],
+        [4, 5, 6],
+        [7, 8, 9],
+      ]);
       expect(await verifyAuditFiles(files, { key: KEY })).toMatchObject({ records: 9, keyed: { checked: 9 } });
       expect((await verifyAuditFiles(files, { key: WRONG })).broken).toMatchObject({ file: `${file}.2`, line: 1 });
     });
@@ -495,8 +518,14 @@ describe('audit log', () => {
       for (let i = 0; i < 3; i++) log.record(read());
       await log.close();
       expect(records().map((r) => r.seq)).toEqual([1, 2, 3, 4, 5]);
-      const errors = logged.map((l) => JSON.parse(l) as { msg: string; level: number; seq: number; err: string }).filter((l) => l.msg === 'audit: anchor not written');
-      expect(errors.map((e) => [e.level, e.seq])).toEqual([[50, 2], [50, 4], [50, 5]]);
+      const errors = logged
+        .map((l) => JSON.parse(l) as { msg: string; level: number; seq: number; err: string })
+        .filter((l) => l.msg === 'audit: anchor not written');
+      expect(errors.map((e) => [e.level, e.seq])).toEqual([
+        [50, 2],
+        [50, 4],
+        [50, 5],
+      ]);
       expect(errors[0]!.err).toContain('ENOSPC');
       expect(await verifyAuditFiles([file])).toMatchObject({ records: 5 });
     });

@@ -20,7 +20,18 @@ describe('sealRecord', () => {
       'every optional field',
       { ...base, uri: 'a+b://c', server: 'a', upstreamUri: 'b://c', cache: 'hit', bytes: 0, returned: 3, filtered: 1, durationMs: 0.0004 } as AuditEntry,
     ],
-    ['hostile strings everywhere', { ...base, uri: hostile, server: hostile, upstreamUri: hostile, rule: hostile, method: hostile, caller: { ...base.caller, principal: hostile, session: hostile, roles: [hostile, ''] } }],
+    [
+      'hostile strings everywhere',
+      {
+        ...base,
+        uri: hostile,
+        server: hostile,
+        upstreamUri: hostile,
+        rule: hostile,
+        method: hostile,
+        caller: { ...base.caller, principal: hostile, session: hostile, roles: [hostile, ''] },
+      },
+    ],
     ['truncated fields', { ...base, uri: 'u'.repeat(3000), caller: { ...base.caller, roles: Array.from({ length: MAX_ROLES + 1 }, (_, i) => `r${i}`) } }],
     ['odd numbers', { ...base, bytes: -0, durationMs: 1e21, returned: Number.NaN, filtered: Number.POSITIVE_INFINITY }],
   ])('with %s, the line is the JCS form of the record without hash, then the hash', (_what, entry) => {
@@ -43,10 +54,7 @@ describe('sealRecord', () => {
 
   it('lists the fields cut, sorted, once each', () => {
     const long = 'x'.repeat(3000);
-    const { record } = sealRecord(
-      { ...base, uri: long, rule: long, caller: { ...base.caller, roles: [long, long] } },
-      { seq: 1, prev: GENESIS_HASH, time: 0 },
-    );
+    const { record } = sealRecord({ ...base, uri: long, rule: long, caller: { ...base.caller, roles: [long, long] } }, { seq: 1, prev: GENESIS_HASH, time: 0 });
     expect(record.truncated).toEqual(['roles', 'rule', 'uri']);
   });
 });

@@ -226,10 +226,31 @@ describe('verifyAuditFiles', () => {
     it.each([
       ['re-sealed from a middle record with another key', (l: string[]) => reseal(l, 2, OTHER_KEY), 3, 'MAC mismatch'],
       ['re-sealed from a middle record as a plain chain (MACs dropped)', (l: string[]) => reseal(l, 2), 3, 'no "mac" after keyed records'],
-      ['re-sealed hashes keeping the old MACs', (l: string[]) => reseal(l, 2, KEY).map((x, i) => (i < 2 ? x : x.replace(/"mac":"[0-9a-f]{64}"/, `"mac":"${(JSON.parse(l[i]!) as { mac: string }).mac}"`))), 3, 'MAC mismatch'],
-      ['a forged record appended without a MAC', (l: string[]) => [...l, reseal([...l, l[4]!.replace('"seq":5', '"seq":6')], 5).at(-1)!], 6, 'no "mac" after keyed records'],
-      ['a forged record appended with a made-up MAC', (l: string[]) => [...l, reseal([...l, l[4]!.replace('"seq":5', '"seq":6')], 5, OTHER_KEY).at(-1)!], 6, 'MAC mismatch'],
-      ['with the MACs stripped from its first records', (l: string[]) => l.map((x, i) => (i < 2 ? x.replace(/,"mac":"[0-9a-f]{64}"/, '') : x)), 3, 'MAC mismatch'],
+      [
+        're-sealed hashes keeping the old MACs',
+        (l: string[]) =>
+          reseal(l, 2, KEY).map((x, i) => (i < 2 ? x : x.replace(/"mac":"[0-9a-f]{64}"/, `"mac":"${(JSON.parse(l[i]!) as { mac: string }).mac}"`))),
+        3,
+        'MAC mismatch',
+      ],
+      [
+        'a forged record appended without a MAC',
+        (l: string[]) => [...l, reseal([...l, l[4]!.replace('"seq":5', '"seq":6')], 5).at(-1)!],
+        6,
+        'no "mac" after keyed records',
+      ],
+      [
+        'a forged record appended with a made-up MAC',
+        (l: string[]) => [...l, reseal([...l, l[4]!.replace('"seq":5', '"seq":6')], 5, OTHER_KEY).at(-1)!],
+        6,
+        'MAC mismatch',
+      ],
+      [
+        'with the MACs stripped from its first records',
+        (l: string[]) => l.map((x, i) => (i < 2 ? x.replace(/,"mac":"[0-9a-f]{64}"/, '') : x)),
+        3,
+        'MAC mismatch',
+      ],
     ])('fails a log %s, at its line', async (_what, tamper, line, reason) => {
       const { lines } = keyedChain(5, KEY);
       const file = put('t', tamper(lines));
@@ -260,7 +281,11 @@ describe('verifyAuditFiles', () => {
       const later = put('later', lines.slice(3));
       expect(await verifyAuditFiles([later], { key: KEY })).toMatchObject({ records: 3, anchored: true, firstSeq: 4, keyed: { checked: 2 } });
       const changed = put('changed', reseal(lines, 3, OTHER_KEY).slice(3));
-      expect((await verifyAuditFiles([changed], { key: KEY })).broken).toMatchObject({ file: changed, line: 2, reason: expect.stringContaining('MAC mismatch') });
+      expect((await verifyAuditFiles([changed], { key: KEY })).broken).toMatchObject({
+        file: changed,
+        line: 2,
+        reason: expect.stringContaining('MAC mismatch'),
+      });
     });
   });
 
@@ -287,7 +312,11 @@ describe('verifyAuditFiles', () => {
       const lines = chain(6);
       const heads = lines.map((l) => JSON.parse(l) as { seq: number; hash: string });
       const file = put('resealed', reseal(lines, 1));
-      expect((await verifyAuditFiles([file], { anchors: anchorsOf(heads, [3, 6]) })).broken).toEqual({ file, line: 3, reason: expect.stringContaining('anchors.jsonl:1') });
+      expect((await verifyAuditFiles([file], { anchors: anchorsOf(heads, [3, 6]) })).broken).toEqual({
+        file,
+        line: 3,
+        reason: expect.stringContaining('anchors.jsonl:1'),
+      });
     });
 
     it('reports records appended after the last anchor as unanchored, from their first line', async () => {
@@ -312,7 +341,13 @@ describe('verifyAuditFiles', () => {
       const text = anchorLine(head, 0) + anchorLine({ seq: 4, hash: 'c'.repeat(64) }, 0);
       const file = path.join(dir, 'anchors.jsonl');
       writeFileSync(file, text + text.slice(0, 20));
-      expect(await readAnchorFile(file)).toEqual({ anchors: [{ ...head, time: '1970-01-01T00:00:00.000Z', line: 1 }, { seq: 4, hash: 'c'.repeat(64), time: '1970-01-01T00:00:00.000Z', line: 2 }], torn: true });
+      expect(await readAnchorFile(file)).toEqual({
+        anchors: [
+          { ...head, time: '1970-01-01T00:00:00.000Z', line: 1 },
+          { seq: 4, hash: 'c'.repeat(64), time: '1970-01-01T00:00:00.000Z', line: 2 },
+        ],
+        torn: true,
+      });
       // The operational log's anchor objects (jq -c 'select(.msg == "audit anchor") | .anchor') read too.
       writeFileSync(file, `{"seq":7,"hash":"${'d'.repeat(64)}"}\n`);
       expect((await readAnchorFile(file)).anchors).toEqual([{ seq: 7, hash: 'd'.repeat(64), line: 1 }]);

@@ -204,7 +204,9 @@ describe('logging', () => {
     const { privateKey } = await generateKeyPair('ES256');
     const token = await new SignJWT({ sub: 'x', aud: 'mcp', exp: T + 60 }).setProtectedHeader({ alg: 'ES256', kid: 'k' }).sign(privateKey);
     expect(await authenticator.authenticate(`Bearer ${token}`)).toEqual({ ok: false, reason: 'invalid' });
-    expect(records().map((r) => [r.level, r.msg, r.auth])).toEqual([[40, 'JWT key set unavailable: bearer tokens cannot be verified', { code: 'ERR_JWKS_UNAVAILABLE', suppressed: 0 }]]);
+    expect(records().map((r) => [r.level, r.msg, r.auth])).toEqual([
+      [40, 'JWT key set unavailable: bearer tokens cannot be verified', { code: 'ERR_JWKS_UNAVAILABLE', suppressed: 0 }],
+    ]);
   });
 });
 

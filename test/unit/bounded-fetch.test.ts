@@ -42,8 +42,7 @@ function bounded(limits: { maxResponseBytes?: number; maxDepth?: number; fetch?:
 }
 
 const request = (id: number | string, method = 'resources/read') => ({ jsonrpc: '2.0', id, method, params: {} });
-const post = (f: typeof fetch, body: unknown) =>
-  f(base, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify(body) });
+const post = (f: typeof fetch, body: unknown) => f(base, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify(body) });
 
 const tooLarge = (id: number | string, limit = LIMIT) => ({
   jsonrpc: '2.0',
@@ -235,9 +234,7 @@ describe('text/event-stream responses', () => {
   it('takes the id from the oversized response itself, wherever the key sits and however it is escaped', async () => {
     const odd = `{"result":{"a":"\\"id\\": 3","id":4,"text":"${big(LIMIT)}"},"jsonrpc":"2.0", "id" : "r\\u0031"}`;
     handler = sse(event(odd));
-    expect(await (await post(bounded().fetch, [request(9), request('r1')])).text()).toBe(
-      `event: message\ndata: ${JSON.stringify(tooLarge('r1'))}\n\n`,
-    );
+    expect(await (await post(bounded().fetch, [request(9), request('r1')])).text()).toBe(`event: message\ndata: ${JSON.stringify(tooLarge('r1'))}\n\n`);
   });
 
   it('refuses an event nested deeper than maxDepth', async () => {
@@ -263,9 +260,7 @@ describe('text/event-stream responses', () => {
     const last = `data: {"jsonrpc":"2.0","method":"notifications/message"}${nl}${nl}`;
     handler = sse(first, `id: 2${nl}data: ${big(LIMIT * 2)}${nl}${nl}`, last);
     const { fetch: f, drops } = bounded();
-    expect(await (await post(f, [request(1), request(2)])).text()).toBe(
-      `${first}id: 2\nevent: message\ndata: ${JSON.stringify(tooLarge(2))}\n\n${last}`,
-    );
+    expect(await (await post(f, [request(1), request(2)])).text()).toBe(`${first}id: 2\nevent: message\ndata: ${JSON.stringify(tooLarge(2))}\n\n${last}`);
     expect(drops).toHaveLength(1);
   });
 
@@ -294,16 +289,18 @@ describe('text/event-stream responses', () => {
       'data: tail without end',
     ].join('');
     const bytes = new TextEncoder().encode(body);
-    const split = (size: number): typeof fetch => async () => {
-      let at = 0;
-      const stream = new ReadableStream<Uint8Array>({
-        pull(controller) {
-          if (at >= bytes.length) return controller.close();
-          controller.enqueue(bytes.slice(at, (at += size)));
-        },
-      });
-      return new Response(stream, { headers: { 'content-type': 'text/event-stream' } });
-    };
+    const split =
+      (size: number): typeof fetch =>
+      async () => {
+        let at = 0;
+        const stream = new ReadableStream<Uint8Array>({
+          pull(controller) {
+            if (at >= bytes.length) return controller.close();
+            controller.enqueue(bytes.slice(at, (at += size)));
+          },
+        });
+        return new Response(stream, { headers: { 'content-type': 'text/event-stream' } });
+      };
     const keepBom = new TextDecoder('utf-8', { ignoreBOM: true });
     const run = async (size: number) =>
       keepBom.decode(await (await post(bounded({ fetch: split(size) }).fetch, [request(1), request(2), request(4)])).arrayBuffer());

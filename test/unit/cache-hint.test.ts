@@ -7,9 +7,18 @@ describe('cache hints', () => {
   it.each([
     [{}, NO_BASIS],
     [{ ttlMs: 5000 }, { ttlMs: 5000, scope: 'private' }],
-    [{ ttlMs: 5000, cacheScope: 'public' }, { ttlMs: 5000, scope: 'public' }],
-    [{ ttlMs: -1, cacheScope: 'public' }, { ttlMs: 0, scope: 'public' }],
-    [{ ttlMs: 1.5, cacheScope: 'public' }, { ttlMs: 0, scope: 'public' }],
+    [
+      { ttlMs: 5000, cacheScope: 'public' },
+      { ttlMs: 5000, scope: 'public' },
+    ],
+    [
+      { ttlMs: -1, cacheScope: 'public' },
+      { ttlMs: 0, scope: 'public' },
+    ],
+    [
+      { ttlMs: 1.5, cacheScope: 'public' },
+      { ttlMs: 0, scope: 'public' },
+    ],
     [{ ttlMs: '5000', cacheScope: 'shared' }, NO_BASIS],
   ])('an upstream result %j hints %j', (result, hint) => {
     expect(hintOf(result as Record<string, unknown>)).toEqual(hint);

@@ -37,7 +37,10 @@ describe('config schema', () => {
   });
 
   it.each([
-    [{ servers: { a: { command: 'x', prefix: false }, b: { command: 'y', prefix: false } } }, 'servers.b.prefix: servers.a already sets "prefix": false; at most one server may serve its URIs unprefixed'],
+    [
+      { servers: { a: { command: 'x', prefix: false }, b: { command: 'y', prefix: false } } },
+      'servers.b.prefix: servers.a already sets "prefix": false; at most one server may serve its URIs unprefixed',
+    ],
     [
       { mcpServers: { a: { command: 'x', prefix: false }, b: { command: 'y' }, c: { command: 'z', prefix: false, disabled: true } } },
       'mcpServers.c.prefix: mcpServers.a already sets "prefix": false; at most one server may serve its URIs unprefixed',
@@ -64,26 +67,44 @@ describe('config schema', () => {
   });
 
   it.each([
-    ['${input:api-key}', 'servers.r.headers.A: ${input:api-key} is a VS Code input, which mcp-federate cannot prompt for: set the environment variable api-key or API_KEY, or write ${env:NAME} instead'],
-    ['Bearer ${input:TOKEN2}', 'servers.r.headers.A: ${input:TOKEN2} is a VS Code input, which mcp-federate cannot prompt for: set the environment variable TOKEN2, or write ${env:NAME} instead'],
+    [
+      '${input:api-key}',
+      'servers.r.headers.A: ${input:api-key} is a VS Code input, which mcp-federate cannot prompt for: set the environment variable api-key or API_KEY, or write ${env:NAME} instead',
+    ],
+    [
+      'Bearer ${input:TOKEN2}',
+      'servers.r.headers.A: ${input:TOKEN2} is a VS Code input, which mcp-federate cannot prompt for: set the environment variable TOKEN2, or write ${env:NAME} instead',
+    ],
   ])('never passes a VS Code ${input:…} on as written: %j fails naming the input and how to supply it', (value, message) => {
     expect(failure({ servers: { r: { url: 'https://h/mcp', headers: { A: value } } } })).toBe(message);
   });
 
   it('takes ${input:id} from the environment variable of that id, or its upper-case form', () => {
-    const c = parseConfig({ servers: { r: { url: 'https://h/mcp', headers: { A: 'Bearer ${input:api-key}', B: '${input:plain}' } } } }, { env: { API_KEY: 'k1', plain: 'p' } });
+    const c = parseConfig(
+      { servers: { r: { url: 'https://h/mcp', headers: { A: 'Bearer ${input:api-key}', B: '${input:plain}' } } } },
+      { env: { API_KEY: 'k1', plain: 'p' } },
+    );
     expect(c.servers.r).toMatchObject({ headers: { A: 'Bearer k1', B: 'p' } });
   });
 
   it("reads VS Code's ${env:NAME}, ${userHome} and ${pathSeparator}", () => {
-    const c = parseConfig({ servers: { s: { command: 'node', args: ['${userHome}${pathSeparator}notes', '${env:HOME}', '${env:TOKEN}x'] } } }, { env, userHome: '/home/u' });
+    const c = parseConfig(
+      { servers: { s: { command: 'node', args: ['${userHome}${pathSeparator}notes', '${env:HOME}', '${env:TOKEN}x'] } } },
+      { env, userHome: '/home/u' },
+    );
     expect(c.servers.s).toMatchObject({ args: ['/home/u/notes', '/home/x', 'sekretx'] });
   });
 
   it.each([
     ['${env:NOPE}', 'servers.s.args[0]: environment variable NOPE is not set (${env:NOPE})'],
-    ['${command:pick}', 'servers.s.args[0]: ${command:pick} is not supported (supported: ${VAR}, ${VAR:-default}, ${env:VAR}, ${input:id}, ${userHome}, ${workspaceFolder}, ${pathSeparator})'],
-    ['${cwd}', 'servers.s.args[0]: ${cwd} is not supported (supported: ${VAR}, ${VAR:-default}, ${env:VAR}, ${input:id}, ${userHome}, ${workspaceFolder}, ${pathSeparator})'],
+    [
+      '${command:pick}',
+      'servers.s.args[0]: ${command:pick} is not supported (supported: ${VAR}, ${VAR:-default}, ${env:VAR}, ${input:id}, ${userHome}, ${workspaceFolder}, ${pathSeparator})',
+    ],
+    [
+      '${cwd}',
+      'servers.s.args[0]: ${cwd} is not supported (supported: ${VAR}, ${VAR:-default}, ${env:VAR}, ${input:id}, ${userHome}, ${workspaceFolder}, ${pathSeparator})',
+    ],
     ['${workspaceFolder}', 'servers.s.args[0]: ${workspaceFolder}: there is no config file to take the folder from'],
   ])('an unsupported or unset placeholder %j is an error naming it', (arg, message) => {
     expect(failure({ servers: { s: { command: 'node', args: [arg] } } })).toBe(message);
@@ -163,8 +184,14 @@ describe('server names and namespaces', () => {
   });
 
   it.each([
-    [{ servers: { Memory: { command: 'x' }, memory: { command: 'y' } } }, 'servers.Memory and servers.memory both use namespace "memory"; set "namespace" on one'],
-    [{ mcpServers: { brave_search: { command: 'x' }, 'brave-search': { command: 'y' } } }, 'mcpServers.brave_search and mcpServers.brave-search both use namespace "brave-search"; set "namespace" on one'],
+    [
+      { servers: { Memory: { command: 'x' }, memory: { command: 'y' } } },
+      'servers.Memory and servers.memory both use namespace "memory"; set "namespace" on one',
+    ],
+    [
+      { mcpServers: { brave_search: { command: 'x' }, 'brave-search': { command: 'y' } } },
+      'mcpServers.brave_search and mcpServers.brave-search both use namespace "brave-search"; set "namespace" on one',
+    ],
     [{ servers: { a: { command: 'x' }, b: { command: 'y', namespace: 'a' } } }, 'servers.a and servers.b both use namespace "a"; set "namespace" on one'],
   ])('namespaces that collide are an error naming both: %j', (raw, message) => {
     expect(failure(raw)).toBe(message);
@@ -203,19 +230,22 @@ describe('whole client config files', () => {
   });
 
   it('a VS Code mcp.json loads: inputs set aside, type/envFile/dev accepted, ${input:x} from the environment', () => {
-    const { config, ignoredKeys } = validateConfig({
-      inputs: [{ type: 'promptString', id: 'api-key', description: 'API key', password: true }],
-      servers: {
-        github: { type: 'http', url: 'https://api.example.com/mcp', headers: { Authorization: 'Bearer ${input:api-key}' } },
-        local_dev: {
-          type: 'stdio',
-          command: 'node',
-          args: ['server.js', '--token=${input:api-key}', '${TOKEN}'],
-          envFile: '.env',
-          dev: { watch: 'src/**/*.ts', debug: { type: 'node' } },
+    const { config, ignoredKeys } = validateConfig(
+      {
+        inputs: [{ type: 'promptString', id: 'api-key', description: 'API key', password: true }],
+        servers: {
+          github: { type: 'http', url: 'https://api.example.com/mcp', headers: { Authorization: 'Bearer ${input:api-key}' } },
+          local_dev: {
+            type: 'stdio',
+            command: 'node',
+            args: ['server.js', '--token=${input:api-key}', '${TOKEN}'],
+            envFile: '.env',
+            dev: { watch: 'src/**/*.ts', debug: { type: 'node' } },
+          },
         },
       },
-    }, { env: { ...env, API_KEY: 'from-env' } });
+      { env: { ...env, API_KEY: 'from-env' } },
+    );
     expect(ignoredKeys).toEqual(['inputs']);
     expect(config.servers.github).toMatchObject({ headers: { Authorization: 'Bearer from-env' } });
     expect(config.servers['local-dev']).toMatchObject({ name: 'local_dev', args: ['server.js', '--token=from-env', 'sekret'], envFile: '.env' });
@@ -248,10 +278,18 @@ describe('whole client config files', () => {
 
   it.each([
     ['servers.a', { servers: { a: { command: 'x', arsg: [] } } }, 'servers.a: unknown field "arsg" (did you mean "args"?)'],
-    ['a block of ours', { servers: { a: { command: 'x' } }, list: { maxItemsPerPge: 5 } }, 'list: unknown field "maxItemsPerPge" (did you mean "maxItemsPerPage"?)'],
+    [
+      'a block of ours',
+      { servers: { a: { command: 'x' } }, list: { maxItemsPerPge: 5 } },
+      'list: unknown field "maxItemsPerPge" (did you mean "maxItemsPerPage"?)',
+    ],
     ['cache', { servers: { a: { command: 'x' } }, cache: { maxByte: 5 } }, 'cache: unknown field "maxByte" (did you mean "maxBytes"?)'],
     ['http', { servers: { a: { command: 'x' } }, http: { prot: 1 } }, 'http: unknown field "prot" (did you mean "port"?)'],
-    ['audit', { servers: { a: { command: 'x' } }, audit: { file: 'a.jsonl', rotate: 1, fsync_each: 1 } }, 'audit: unknown field "rotate"; unknown field "fsync_each"'],
+    [
+      'audit',
+      { servers: { a: { command: 'x' } }, audit: { file: 'a.jsonl', rotate: 1, fsync_each: 1 } },
+      'audit: unknown field "rotate"; unknown field "fsync_each"',
+    ],
     ['policy', { servers: { a: { command: 'x' } }, policy: { defualt: 'deny', rules: [] } }, 'policy: unknown field "defualt" (did you mean "default"?)'],
   ])('an unknown key inside %s is an error with a suggestion where one is close', (_where, raw, message) => {
     expect(failure(raw)).toBe(message);
@@ -305,7 +343,10 @@ describe('loading files', () => {
   });
 
   it.each(['mcp-federate.yaml', 'config.yml'])('loads YAML from %s given with --config', async (name) => {
-    const file = write(name, 'servers:\n  Memory:\n    command: node\n    args: [server.js]\n    env:\n      TOKEN: ${TOKEN}\n# a comment\ncache:\n  enabled: false\n');
+    const file = write(
+      name,
+      'servers:\n  Memory:\n    command: node\n    args: [server.js]\n    env:\n      TOKEN: ${TOKEN}\n# a comment\ncache:\n  enabled: false\n',
+    );
     const { config } = await loadConfig({ file, env });
     expect(config.servers.memory).toMatchObject({ name: 'Memory', command: 'node', args: ['server.js'], env: { TOKEN: 'sekret' } });
     expect(config.cache.enabled).toBe(false);
@@ -339,10 +380,7 @@ describe('loading files', () => {
   });
 
   it.each([
-    [
-      'servers:\n  a:\n    command: x\n   args: [1]\n',
-      'not valid YAML (line 4, column 1: All mapping items must start at the same column)',
-    ],
+    ['servers:\n  a:\n    command: x\n   args: [1]\n', 'not valid YAML (line 4, column 1: All mapping items must start at the same column)'],
     ['servers:\n  a: {command: x\n', 'not valid YAML (line 3, column 1: Flow map in block collection must be sufficiently indented and end with a })'],
     ['servers:\n  a: 1\n  a: 2\n', 'not valid YAML (line 3, column 3: Map keys must be unique)'],
   ])('a YAML syntax error names the file and the line: %j', async (content, message) => {
@@ -375,7 +413,15 @@ describe('auth and stdio', () => {
   it('keeps only the hash of a token given through ${VAR}, with roles defaulting to []', () => {
     const token = 'tok_'.padEnd(40, 'x');
     const c = parseConfig(
-      { servers, auth: { tokens: [{ principal: 'alice', roles: ['eng'], sha256: sha('other-token-value') }, { principal: 'bob', token: '${BOB_TOKEN}' }] } },
+      {
+        servers,
+        auth: {
+          tokens: [
+            { principal: 'alice', roles: ['eng'], sha256: sha('other-token-value') },
+            { principal: 'bob', token: '${BOB_TOKEN}' },
+          ],
+        },
+      },
       { env: { BOB_TOKEN: token } },
     );
     expect(c.auth?.tokens).toEqual([
@@ -404,7 +450,10 @@ describe('auth and stdio', () => {
     [{ auth: { tokens: [] } }, 'auth: give "tokens", "jwt" or both'],
     [{ auth: { tokens: [{ principal: 'a' }] } }, 'auth.tokens[0]: give exactly one of "sha256" or "token"'],
     [{ auth: { tokens: [{ principal: 'a', sha256: sha('x'), token: 'y'.repeat(20) }] } }, 'auth.tokens[0]: give exactly one of "sha256" or "token"'],
-    [{ auth: { tokens: [{ principal: 'a', sha256: sha('x').toUpperCase() }] } }, 'auth.tokens[0].sha256: must be 64 lowercase hex digits (the SHA-256 of the token)'],
+    [
+      { auth: { tokens: [{ principal: 'a', sha256: sha('x').toUpperCase() }] } },
+      'auth.tokens[0].sha256: must be 64 lowercase hex digits (the SHA-256 of the token)',
+    ],
     [{ auth: { tokens: [{ principal: 'a', sha256: sha('x').slice(1) }] } }, 'auth.tokens[0].sha256: must be 64 lowercase hex digits'],
     [{ auth: { tokens: [{ principal: 'a', token: 'short' }] } }, 'auth.tokens[0].token: too short: at least 16 characters'],
     [{ auth: { tokens: [{ principal: 'a', token: 'Bearer abcdefghijklmnop' }] } }, 'auth.tokens[0].token: not a bearer token'],
@@ -412,26 +461,48 @@ describe('auth and stdio', () => {
     [{ auth: { tokens: [{ principal: 'a', roles: [''], sha256: sha('x') }] } }, 'auth.tokens[0].roles[0]: must not be empty'],
     [{ auth: { tokens: [{ principal: 'a', sha256: sha('x'), role: 'r' }] } }, 'auth.tokens[0]: unknown field "role" (did you mean "roles"?)'],
     [
-      { auth: { tokens: [{ principal: 'a', sha256: sha('abcdefghijklmnopq') }, { principal: 'b', token: 'abcdefghijklmnopq' }] } },
+      {
+        auth: {
+          tokens: [
+            { principal: 'a', sha256: sha('abcdefghijklmnopq') },
+            { principal: 'b', token: 'abcdefghijklmnopq' },
+          ],
+        },
+      },
       'auth.tokens[1]: the same token as auth.tokens[0]',
     ],
     [{ auth: { jwt: { audience: 'mcp' } } }, 'auth.jwt: give one key source: "jwksUrl", "publicKey" or "secret"'],
     [{ auth: { jwt: { audience: 'mcp', secret: secret32, jwksUrl: 'https://h/jwks' } } }, 'auth.jwt: give one key source, not "jwksUrl" and "secret"'],
     [{ auth: { jwt: { secret: secret32 } } }, 'auth.jwt.audience:'],
     [{ auth: { jwt: { audience: [], secret: secret32 } } }, 'auth.jwt.audience:'],
-    [{ auth: { jwt: { audience: 'mcp', secret: secret32, algorithms: ['none'] } } }, 'auth.jwt.algorithms[0]: "none" is refused: unsigned tokens are never accepted'],
+    [
+      { auth: { jwt: { audience: 'mcp', secret: secret32, algorithms: ['none'] } } },
+      'auth.jwt.algorithms[0]: "none" is refused: unsigned tokens are never accepted',
+    ],
     [{ auth: { jwt: { audience: 'mcp', jwksUrl: 'https://h/jwks', algorithms: ['RS256', 'None'] } } }, 'auth.jwt.algorithms[1]: "none" is refused'],
-    [{ auth: { jwt: { audience: 'mcp', jwksUrl: 'https://h/jwks', algorithms: ['HS256'] } } }, 'auth.jwt.algorithms[0]: HS256 needs a shared "secret"; with a public key anyone holding that key could sign tokens'],
+    [
+      { auth: { jwt: { audience: 'mcp', jwksUrl: 'https://h/jwks', algorithms: ['HS256'] } } },
+      'auth.jwt.algorithms[0]: HS256 needs a shared "secret"; with a public key anyone holding that key could sign tokens',
+    ],
     [{ auth: { jwt: { audience: 'mcp', publicKey: '${PEM}', algorithms: ['RS256', 'HS384'] } } }, 'auth.jwt.algorithms[1]: HS384 needs a shared "secret"'],
-    [{ auth: { jwt: { audience: 'mcp', secret: secret32, algorithms: ['RS256'] } } }, 'auth.jwt.algorithms[0]: RS256 needs "jwksUrl" or "publicKey", not a "secret"'],
+    [
+      { auth: { jwt: { audience: 'mcp', secret: secret32, algorithms: ['RS256'] } } },
+      'auth.jwt.algorithms[0]: RS256 needs "jwksUrl" or "publicKey", not a "secret"',
+    ],
     [{ auth: { jwt: { audience: 'mcp', secret: secret32, algorithms: ['HS512'] } } }, 'auth.jwt.algorithms[0]: HS512 needs a secret of at least 64 bytes'],
     [{ auth: { jwt: { audience: 'mcp', secret: 'short-secret' } } }, 'auth.jwt.algorithms[0]: HS256 needs a secret of at least 32 bytes'],
     [{ auth: { jwt: { audience: 'mcp', secret: secret32, algorithms: ['HS257'] } } }, 'auth.jwt.algorithms[0]: unknown algorithm "HS257"'],
     [{ auth: { jwt: { audience: 'mcp', secret: secret32, algorithms: [] } } }, 'auth.jwt.algorithms:'],
-    [{ auth: { jwt: { audience: 'mcp', jwksUrl: 'http://idp.example.com/jwks' } } }, 'auth.jwt.jwksUrl: must be https (plain http only for localhost, 127.0.0.1 or [::1])'],
+    [
+      { auth: { jwt: { audience: 'mcp', jwksUrl: 'http://idp.example.com/jwks' } } },
+      'auth.jwt.jwksUrl: must be https (plain http only for localhost, 127.0.0.1 or [::1])',
+    ],
     [{ auth: { jwt: { audience: 'mcp', jwksUrl: 'not a url' } } }, 'auth.jwt.jwksUrl: Invalid URL'],
     [{ auth: { jwt: { audience: 'mcp', publicKey: 'not a key' } } }, 'auth.jwt.publicKey: not a PEM public key (-----BEGIN PUBLIC KEY-----)'],
-    [{ auth: { jwt: { audience: 'mcp', publicKey: '${PRIVATE_PEM}' } } }, 'auth.jwt.publicKey: is a private key: give the public key (-----BEGIN PUBLIC KEY-----)'],
+    [
+      { auth: { jwt: { audience: 'mcp', publicKey: '${PRIVATE_PEM}' } } },
+      'auth.jwt.publicKey: is a private key: give the public key (-----BEGIN PUBLIC KEY-----)',
+    ],
     [{ auth: { jwt: { audience: 'mcp', secret: secret32, jwks: 'https://h' } } }, 'auth.jwt: unknown field "jwks" (did you mean "jwksUrl"?)'],
     [{ auth: { tokens: [{ principal: 'a', token: '${UNSET_TOKEN}' }] } }, 'auth.tokens[0].token: environment variable UNSET_TOKEN is not set'],
     [{ stdio: { principal: '' } }, 'stdio.principal: must not be empty'],
@@ -451,7 +522,10 @@ describe('auth and stdio', () => {
     const dir = mkdtempSync(path.join(os.tmpdir(), 'mcp-federate-auth-'));
     try {
       const file = path.join(dir, 'mcp.yaml');
-      writeFileSync(file, 'servers:\n  a:\n    command: x\nauth:\n  jwt:\n    audience: mcp\n    jwksUrl: https://idp.example.com/jwks\n    algorithms: [HS256]\n');
+      writeFileSync(
+        file,
+        'servers:\n  a:\n    command: x\nauth:\n  jwt:\n    audience: mcp\n    jwksUrl: https://idp.example.com/jwks\n    algorithms: [HS256]\n',
+      );
       await expect(loadConfig({ file, env: {} })).rejects.toMatchObject({
         code: ErrorCodes.CONFIG_INVALID,
         message: `${file}: auth.jwt.algorithms[0]: HS256 needs a shared "secret"; with a public key anyone holding that key could sign tokens`,
@@ -474,7 +548,15 @@ describe('policy and limits', () => {
   });
 
   it('fills the policy default and keeps rules as written', () => {
-    const eng = { id: 'eng-docs', effect: 'allow', principals: ['alice'], roles: ['eng'], servers: ['docs', 'wiki-main'], resources: ['file:///handbook/**', 'docs+memo:**'], actions: ['list', 'read', 'subscribe', 'complete'] };
+    const eng = {
+      id: 'eng-docs',
+      effect: 'allow',
+      principals: ['alice'],
+      roles: ['eng'],
+      servers: ['docs', 'wiki-main'],
+      resources: ['file:///handbook/**', 'docs+memo:**'],
+      actions: ['list', 'read', 'subscribe', 'complete'],
+    };
     expect(parse(withPolicy({ rules: [eng] })).policy).toEqual({ default: 'deny', rules: [eng] });
     expect(parse(withPolicy({})).policy).toEqual({ default: 'deny', rules: [] });
     expect(parse(withPolicy({ default: 'allow' })).policy).toEqual({ default: 'allow', rules: [] });
@@ -493,7 +575,10 @@ describe('policy and limits', () => {
     [rule({ roles: [''] }), 'policy.rules[0].roles[0]:'],
     [rule({ servers: ['nope'] }), 'policy.rules[0].servers[0]: "nope" is not a configured server id (configured: docs, wiki-main)'],
     [rule({ servers: ['Wiki_Main'] }), 'policy.rules[0].servers[0]: "Wiki_Main" is not a configured server id'],
-    [rule({ servers: ['docs'], resources: ['wiki-main+file:///**'] }), `policy.rules[0].resources[0]: "wiki-main+file:///**" is limited to server "wiki-main", which this rule's "servers" leaves out, so it never matches`],
+    [
+      rule({ servers: ['docs'], resources: ['wiki-main+file:///**'] }),
+      `policy.rules[0].resources[0]: "wiki-main+file:///**" is limited to server "wiki-main", which this rule's "servers" leaves out, so it never matches`,
+    ],
     [rule({ effect: 'permit' }), 'policy.rules[0].effect: must be "allow" or "deny"'],
     [withPolicy({ rules: [{ id: 'r' }] }), 'policy.rules[0].effect: must be "allow" or "deny"'],
     [withPolicy({ rules: [{ effect: 'allow' }] }), 'policy.rules[0].id:'],
@@ -501,7 +586,16 @@ describe('policy and limits', () => {
     [rule({ id: 'default' }), 'policy.rules[0].id: "default" is reserved'],
     [rule({ id: 'invalid-uri' }), 'policy.rules[0].id: "invalid-uri" is reserved'],
     [rule({ principal: ['alice'] }), 'policy.rules[0]: unknown field "principal" (did you mean "principals"?)'],
-    [withPolicy({ rules: [{ id: 'a', effect: 'allow' }, { id: 'b', effect: 'deny' }, { id: 'a', effect: 'deny' }] }), 'policy.rules[2].id: "a" is the id of an earlier rule; ids must be unique'],
+    [
+      withPolicy({
+        rules: [
+          { id: 'a', effect: 'allow' },
+          { id: 'b', effect: 'deny' },
+          { id: 'a', effect: 'deny' },
+        ],
+      }),
+      'policy.rules[2].id: "a" is the id of an earlier rule; ids must be unique',
+    ],
     [withPolicy({ default: 'maybe' }), 'policy.default:'],
     [withPolicy({ defualt: 'deny' }), 'policy: unknown field "defualt" (did you mean "default"?)'],
     [{ servers, limits: [{ roles: ['eng'] }] }, 'limits[0].readsPerMinute:'],

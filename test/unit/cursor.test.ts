@@ -34,7 +34,9 @@ describe('cursor codec', () => {
   it('carries the list’s private scope to later pages, sealed like the rest', () => {
     const token = codec.encode({ kind: 'resources', epoch: 'e', index: 1, upstreamCursor: 'c', pages: 1, private: true });
     expect(codec.decode(token, 'resources', 'e').private).toBe(true);
-    expect(codec.decode(codec.encode({ kind: 'resources', epoch: 'e', index: 1, upstreamCursor: 'c', pages: 1 }), 'resources', 'e')).not.toHaveProperty('private');
+    expect(codec.decode(codec.encode({ kind: 'resources', epoch: 'e', index: 1, upstreamCursor: 'c', pages: 1 }), 'resources', 'e')).not.toHaveProperty(
+      'private',
+    );
   });
 
   it('is bound to the caller it was issued to: another binding cannot open it', () => {
@@ -73,9 +75,8 @@ describe('cursor codec', () => {
     rejects(() => codec.decode(codec.encode(pos), 'resources', 'e2'));
   });
 
-  it.each(['', 'abc', 'abc.def', '.', 'x'.repeat(9000), `${Buffer.from('[]').toString('base64url')}.AAAA`])(
-    'refuses garbage %#',
-    (token) => rejects(() => codec.decode(token, 'resources', 'e1')),
+  it.each(['', 'abc', 'abc.def', '.', 'x'.repeat(9000), `${Buffer.from('[]').toString('base64url')}.AAAA`])('refuses garbage %#', (token) =>
+    rejects(() => codec.decode(token, 'resources', 'e1')),
   );
 
   it('needs a key of at least 16 bytes', () => {

@@ -102,7 +102,11 @@ describe('installDispatch', () => {
     upstreamSide.onmessage = (m) => {
       const r = m as unknown as { id?: number; method: string };
       if (r.method === 'initialize') {
-        void upstreamSide.send({ jsonrpc: '2.0', id: r.id!, result: { protocolVersion: '2025-11-25', capabilities: {}, serverInfo: { name: 'u', version: '1' } } });
+        void upstreamSide.send({
+          jsonrpc: '2.0',
+          id: r.id!,
+          result: { protocolVersion: '2025-11-25', capabilities: {}, serverInfo: { name: 'u', version: '1' } },
+        });
       } else if (r.id !== undefined) {
         requests.push({ id: r.id, method: r.method });
         arrived.hit();
@@ -130,7 +134,11 @@ describe('installDispatch', () => {
     upstreamSide.onmessage = (m) => {
       const r = m as unknown as { id: number; method: string };
       if (r.method === 'initialize') {
-        void upstreamSide.send({ jsonrpc: '2.0', id: r.id, result: { protocolVersion: '2025-11-25', capabilities: {}, serverInfo: { name: 'u', version: '1' } } });
+        void upstreamSide.send({
+          jsonrpc: '2.0',
+          id: r.id,
+          result: { protocolVersion: '2025-11-25', capabilities: {}, serverInfo: { name: 'u', version: '1' } },
+        });
       }
     };
     await upstreamSide.start();

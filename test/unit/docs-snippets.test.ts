@@ -28,7 +28,12 @@ interface Snippet {
 const ROOT = new URL('../../', import.meta.url);
 
 function markdownFiles(): string[] {
-  return ['README.md', ...readdirSync(new URL('docs/', ROOT)).filter((f) => f.endsWith('.md')).map((f) => `docs/${f}`)];
+  return [
+    'README.md',
+    ...readdirSync(new URL('docs/', ROOT))
+      .filter((f) => f.endsWith('.md'))
+      .map((f) => `docs/${f}`),
+  ];
 }
 
 /** The json/yaml fences of one markdown text, with the marker comment before each. */

@@ -31,13 +31,23 @@ describe('JSON-RPC error codes', () => {
   });
 
   it('the check finds a literal in code, not in comments or strings', () => {
-    expect(rawCodes('const a = -32603; // -32001\n/* `-32000` */ const b = `${a}-32602`; f(x, -32700); type T = -32001 | 1;')).toEqual(['-32603', '-32700', '-32001']);
+    expect(rawCodes('const a = -32603; // -32001\n/* `-32000` */ const b = `${a}-32602`; f(x, -32700); type T = -32001 | 1;')).toEqual([
+      '-32603',
+      '-32700',
+      '-32001',
+    ]);
   });
 
   it('the helpers keep the bytes the wire had', () => {
-    expect(JSON.stringify(httpErrorBody(JsonRpc.SESSION_NOT_FOUND, 'Session not found'))).toBe('{"jsonrpc":"2.0","error":{"code":-32001,"message":"Session not found"},"id":null}');
-    expect(JSON.stringify(errorAnswer(7, JsonRpc.INTERNAL_ERROR, 'Internal error'))).toBe('{"jsonrpc":"2.0","id":7,"error":{"code":-32603,"message":"Internal error"}}');
-    expect(JSON.stringify(errorAnswer(null, JsonRpc.SERVER_ERROR, 'm', { retryAfterMs: 1000 }))).toBe('{"jsonrpc":"2.0","id":null,"error":{"code":-32000,"message":"m","data":{"retryAfterMs":1000}}}');
+    expect(JSON.stringify(httpErrorBody(JsonRpc.SESSION_NOT_FOUND, 'Session not found'))).toBe(
+      '{"jsonrpc":"2.0","error":{"code":-32001,"message":"Session not found"},"id":null}',
+    );
+    expect(JSON.stringify(errorAnswer(7, JsonRpc.INTERNAL_ERROR, 'Internal error'))).toBe(
+      '{"jsonrpc":"2.0","id":7,"error":{"code":-32603,"message":"Internal error"}}',
+    );
+    expect(JSON.stringify(errorAnswer(null, JsonRpc.SERVER_ERROR, 'm', { retryAfterMs: 1000 }))).toBe(
+      '{"jsonrpc":"2.0","id":null,"error":{"code":-32000,"message":"m","data":{"retryAfterMs":1000}}}',
+    );
     expect(errorText('1e2', JsonRpc.INVALID_REQUEST, 'm')).toBe('{"jsonrpc":"2.0","id":1e2,"error":{"code":-32600,"message":"m"}}');
   });
 
@@ -45,6 +55,10 @@ describe('JSON-RPC error codes', () => {
     const err = rateLimited(1500);
     expect(err.code).toBe(ErrorCodes.RATE_LIMITED);
     const answer = toJsonRpcError(err);
-    expect({ code: answer.code, message: answer.message, data: answer.data }).toEqual({ code: -32000, message: 'Rate limit exceeded', data: { retryAfterMs: 1500 } });
+    expect({ code: answer.code, message: answer.message, data: answer.data }).toEqual({
+      code: -32000,
+      message: 'Rate limit exceeded',
+      data: { retryAfterMs: 1500 },
+    });
   });
 });

@@ -4,13 +4,15 @@ import { describe, expect, it } from 'vitest';
 import { loadConfig } from '../../src/config/load.js';
 
 const examples = readdirSync(new URL('../../examples/', import.meta.url)).filter((f) => /\.(json|ya?ml)$/.test(f));
-const load = (file: string) => loadConfig({ file: `examples/${file}`, env: { TICKETS_TOKEN: 't', WIKI_TOKEN: 'w', ALICE_TOKEN: 'alice-example-token-0123', BOB_TOKEN: 'bob-example-token-01234' } });
+const load = (file: string) =>
+  loadConfig({
+    file: `examples/${file}`,
+    env: { TICKETS_TOKEN: 't', WIKI_TOKEN: 'w', ALICE_TOKEN: 'alice-example-token-0123', BOB_TOKEN: 'bob-example-token-01234' },
+  });
 
 describe('examples', () => {
   it('includes the default federation, the remote and mcpServers forms, a Claude Desktop file and YAML', () => {
-    expect(examples).toEqual(
-      expect.arrayContaining(['mcp-federate.json', 'remote.json', 'mcp-servers.json', 'claude-desktop.json', 'mcp-federate.yaml']),
-    );
+    expect(examples).toEqual(expect.arrayContaining(['mcp-federate.json', 'remote.json', 'mcp-servers.json', 'claude-desktop.json', 'mcp-federate.yaml']));
   });
 
   it.each(examples)('%s loads and validates', async (file) => {

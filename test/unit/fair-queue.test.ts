@@ -97,10 +97,16 @@ describe('FairQueue', () => {
     const hung = deferred();
     let hogging = 0;
     const hog = Array.from({ length: 40 }, (_, i) =>
-      q.run(`slow${i}`, async () => {
-        hogging++;
-        await hung.promise;
-      }, later(), timedOut, 'mallory'),
+      q.run(
+        `slow${i}`,
+        async () => {
+          hogging++;
+          await hung.promise;
+        },
+        later(),
+        timedOut,
+        'mallory',
+      ),
     );
     expect(hogging).toBe(14);
     expect(q.wouldWait('fast', 'mallory')).toBe(true);

@@ -10,7 +10,11 @@ import { counter, deferred } from '../helpers/gate.js';
 describe('InFlightGate', () => {
   it('pauses at the bound, resumes at half, counts a reused id once per request, ignores unknown ids', () => {
     const events: string[] = [];
-    const gate = new InFlightGate(4, () => events.push('pause'), () => events.push('resume'));
+    const gate = new InFlightGate(
+      4,
+      () => events.push('pause'),
+      () => events.push('resume'),
+    );
     for (const id of [1, 1, 2, 'x']) gate.opened(id);
     expect(events).toEqual(['pause']);
     gate.closed(99);

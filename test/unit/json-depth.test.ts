@@ -11,7 +11,7 @@ function depthOf(value: unknown): number {
 /** A seeded generator of nested JSON values with awkward strings. */
 function generate(seed: number): unknown {
   let s = seed;
-  const rand = () => ((s = (s * 1103515245 + 12345) & 0x7fffffff) / 0x7fffffff);
+  const rand = () => (s = (s * 1103515245 + 12345) & 0x7fffffff) / 0x7fffffff;
   const strings = ['[', ']', '{', '}', '\\"[', '\\\\', '"', 'plain', '[[[[', '}}}}'];
   let nodes = 0;
   const make = (budget: number): unknown => {

@@ -50,7 +50,9 @@ describe('boundedJwksFetch', () => {
     const { publicKey, privateKey } = await generateKeyPair('ES256');
     jwks = JSON.stringify({ keys: [{ ...(await exportJWK(publicKey)), kid: 'k', alg: 'ES256' }] });
     const verify = createJwtVerifier(JwtSchema.parse({ jwksUrl: `${base}/small`, audience: 'mcp' }), { jwks: { maxBytes: 4096 } });
-    const token = await new SignJWT({ sub: 'carol', aud: 'mcp', exp: Math.floor(Date.now() / 1000) + 60 }).setProtectedHeader({ alg: 'ES256', kid: 'k' }).sign(privateKey);
+    const token = await new SignJWT({ sub: 'carol', aud: 'mcp', exp: Math.floor(Date.now() / 1000) + 60 })
+      .setProtectedHeader({ alg: 'ES256', kid: 'k' })
+      .sign(privateKey);
     expect(await verify(token)).toMatchObject({ ok: true, principal: 'carol', roles: [] });
     const tooSmall = createJwtVerifier(JwtSchema.parse({ jwksUrl: `${base}/small`, audience: 'mcp' }), { jwks: { maxBytes: 16 } });
     expect(await tooSmall(token)).toEqual({ ok: false, code: 'ERR_JWKS_UNAVAILABLE' });
@@ -59,7 +61,9 @@ describe('boundedJwksFetch', () => {
   it('a key set that never answers is unavailable once the timeout passes', async () => {
     const { privateKey } = await generateKeyPair('ES256');
     const verify = createJwtVerifier(JwtSchema.parse({ jwksUrl: `${base}/hang`, audience: 'mcp' }), { jwks: { timeoutMs: 50 } });
-    const token = await new SignJWT({ sub: 'x', aud: 'mcp', exp: Math.floor(Date.now() / 1000) + 60 }).setProtectedHeader({ alg: 'ES256', kid: 'k' }).sign(privateKey);
+    const token = await new SignJWT({ sub: 'x', aud: 'mcp', exp: Math.floor(Date.now() / 1000) + 60 })
+      .setProtectedHeader({ alg: 'ES256', kid: 'k' })
+      .sign(privateKey);
     expect(await verify(token)).toEqual({ ok: false, code: 'ERR_JWKS_UNAVAILABLE' });
   });
 });

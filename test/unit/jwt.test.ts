@@ -47,7 +47,13 @@ let keys: JWK[] = [];
 let fetches = 0;
 
 beforeAll(async () => {
-  [rsa, ec, ed, rotated, stranger] = await Promise.all([pair('RS256', 'rsa-1'), pair('ES256', 'ec-1'), pair('EdDSA', 'ed-1'), pair('RS256', 'rsa-2'), pair('ES256', 'ec-x')]);
+  [rsa, ec, ed, rotated, stranger] = await Promise.all([
+    pair('RS256', 'rsa-1'),
+    pair('ES256', 'ec-1'),
+    pair('EdDSA', 'ed-1'),
+    pair('RS256', 'rsa-2'),
+    pair('ES256', 'ec-x'),
+  ]);
   keys = [rsa.jwk, ec.jwk, ed.jwk];
   server = createServer((req, res) => {
     if (req.url === '/jwks') {
@@ -63,8 +69,10 @@ afterAll(() => new Promise<void>((resolve) => server.close(() => resolve())));
 
 const jwksVerifier = (extra: Record<string, unknown> = {}, jwks = { cooldownMs: 0 }) =>
   createJwtVerifier(JwtSchema.parse({ jwksUrl: `${baseUrl}/jwks`, audience: 'mcp', issuer: ISSUER, ...extra }), { now, jwks });
-const secretVerifier = (extra: Record<string, unknown> = {}) => createJwtVerifier(JwtSchema.parse({ secret: SECRET, audience: 'mcp', issuer: ISSUER, ...extra }), { now });
-const pemVerifier = (p: Pair, extra: Record<string, unknown> = {}) => createJwtVerifier(JwtSchema.parse({ publicKey: p.pem, audience: 'mcp', issuer: ISSUER, ...extra }), { now });
+const secretVerifier = (extra: Record<string, unknown> = {}) =>
+  createJwtVerifier(JwtSchema.parse({ secret: SECRET, audience: 'mcp', issuer: ISSUER, ...extra }), { now });
+const pemVerifier = (p: Pair, extra: Record<string, unknown> = {}) =>
+  createJwtVerifier(JwtSchema.parse({ publicKey: p.pem, audience: 'mcp', issuer: ISSUER, ...extra }), { now });
 
 describe('key sources', () => {
   it.each(['rsa', 'ec', 'ed'] as const)('a %s token verifies against the JWKS', async (which) => {
@@ -255,7 +263,10 @@ describe('principal and roles claims', () => {
 describe('verification cache', () => {
   // cacheMaxAgeMs 0: jose fetches the key set for every signature it checks, so a fetch counts a verification.
   const counting = (options: { now: () => Date; cacheSize?: number }) =>
-    createJwtVerifier(JwtSchema.parse({ jwksUrl: `${baseUrl}/jwks`, audience: 'mcp', issuer: ISSUER }), { ...options, jwks: { cooldownMs: 0, cacheMaxAgeMs: 0 } });
+    createJwtVerifier(JwtSchema.parse({ jwksUrl: `${baseUrl}/jwks`, audience: 'mcp', issuer: ISSUER }), {
+      ...options,
+      jwks: { cooldownMs: 0, cacheMaxAgeMs: 0 },
+    });
 
   it('a verified token presented again is not verified again until its exp; then it is refused', async () => {
     let clock = NOW;
@@ -312,8 +323,13 @@ describe('verification cache', () => {
 
   it('binds a token to its issuer and subject, whatever claim names the principal', async () => {
     const verify = secretVerifier({ principalClaim: 'email' });
-    expect(await verify(await hs256({ email: 'a@example.com', sub: 'u-1' }))).toMatchObject({ principal: 'a@example.com', binding: `jwt:${JSON.stringify([ISSUER, 'u-1'])}` });
+    expect(await verify(await hs256({ email: 'a@example.com', sub: 'u-1' }))).toMatchObject({
+      principal: 'a@example.com',
+      binding: `jwt:${JSON.stringify([ISSUER, 'u-1'])}`,
+    });
     const anyIssuer = createJwtVerifier(JwtSchema.parse({ secret: SECRET, audience: 'mcp' }), { now });
-    expect(await anyIssuer(await hs256({ iss: 'https://other.example.com' }))).toMatchObject({ binding: `jwt:${JSON.stringify(['https://other.example.com', 'alice'])}` });
+    expect(await anyIssuer(await hs256({ iss: 'https://other.example.com' }))).toMatchObject({
+      binding: `jwt:${JSON.stringify(['https://other.example.com', 'alice'])}`,
+    });
   });
 });

@@ -75,7 +75,10 @@ describe('ListenFilter when the upstream ends the stream', () => {
     await f.add('a://2');
     ends.at(-1)!('remote');
     expect(await reported.promise).toEqual(['a://1', 'a://2']);
-    expect(opened.slice(2)).toEqual([['a://1', 'a://2'], ['a://1', 'a://2']]); // one failed attempt, then the reopening
+    expect(opened.slice(2)).toEqual([
+      ['a://1', 'a://2'],
+      ['a://1', 'a://2'],
+    ]); // one failed attempt, then the reopening
     await f.close();
   });
 

@@ -40,9 +40,7 @@ describe('ListenTap', () => {
     const h = harness((u) => u.startsWith('a+'));
     h.push(listen(1, ['a+x', 'nobody+y', 'a+x', 'a+z'], { resourcesListChanged: true }));
     await h.settle();
-    expect(h.delivered).toEqual([
-      { ...listen(1, ['a+x', 'a+z'], { resourcesListChanged: true }) },
-    ]);
+    expect(h.delivered).toEqual([{ ...listen(1, ['a+x', 'a+z'], { resourcesListChanged: true }) }]);
     expect(h.tap.size).toBe(2);
   });
 
@@ -51,13 +49,22 @@ describe('ListenTap', () => {
     h.push(listen('l1', ['a+x', 'a+y']));
     h.push(listen('l2', ['a+x']));
     await h.settle();
-    expect([...h.held]).toEqual([['a+x', 1], ['a+y', 1]]); // the second listen reuses the session's hold
+    expect([...h.held]).toEqual([
+      ['a+x', 1],
+      ['a+y', 1],
+    ]); // the second listen reuses the session's hold
     await h.transport.send({ jsonrpc: '2.0', id: 'l1', result: {} } as never); // graceful end
     await h.settle();
-    expect([...h.held]).toEqual([['a+x', 1], ['a+y', 0]]);
+    expect([...h.held]).toEqual([
+      ['a+x', 1],
+      ['a+y', 0],
+    ]);
     h.push({ jsonrpc: '2.0', method: 'notifications/cancelled', params: { requestId: 'l2' } });
     await h.settle();
-    expect([...h.held]).toEqual([['a+x', 0], ['a+y', 0]]);
+    expect([...h.held]).toEqual([
+      ['a+x', 0],
+      ['a+y', 0],
+    ]);
     expect(h.tap.size).toBe(0);
     expect(h.delivered.at(-1)).toMatchObject({ method: 'notifications/cancelled' }); // the entry still sees the cancel
   });

@@ -28,7 +28,8 @@ async function setup() {
   const deps = { now: () => new Date(clock.now()) };
   const auth = createAuthenticator(tableOf(['eng']), deps);
   const ok = async (token: string): Promise<Credential> => ((await auth.authenticate(`Bearer ${token}`)) as AuthSuccess).credential;
-  const jwt = (exp: number, sub = 'erin') => new SignJWT({ sub, aud: 'mcp', exp: exp / 1000 }).setProtectedHeader({ alg: 'HS256' }).sign(new TextEncoder().encode(SECRET));
+  const jwt = (exp: number, sub = 'erin') =>
+    new SignJWT({ sub, aud: 'mcp', exp: exp / 1000 }).setProtectedHeader({ alg: 'HS256' }).sign(new TextEncoder().encode(SECRET));
   return { clock, deps, ok, jwt, identities: new LiveIdentities({ now: clock.now }) };
 }
 

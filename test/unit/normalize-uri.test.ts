@@ -245,8 +245,32 @@ describe('the plain-URI fast path', () => {
   it('vouches only for URIs the full pass leaves unchanged (20,000 random URIs)', async () => {
     const { isPlainCanonical, normalizeUriFull } = await import('../../src/uri/normalize-uri.js');
     let seed = Number(process.env.FUZZ_SEED ?? 7);
-    const rand = () => ((seed = (seed * 1103515245 + 12345) & 0x7fffffff) / 0x7fffffff);
-    const parts = ['file:', 'FILE:', 'memo:', 'x+y:', '//', '/', 'a', 'B', '.', '..', '%2e', '%41', '%', '\\\\', '?', '#', '@', 'Host', 'h', '\\u0001', '~', '-', ':'];
+    const rand = () => (seed = (seed * 1103515245 + 12345) & 0x7fffffff) / 0x7fffffff;
+    const parts = [
+      'file:',
+      'FILE:',
+      'memo:',
+      'x+y:',
+      '//',
+      '/',
+      'a',
+      'B',
+      '.',
+      '..',
+      '%2e',
+      '%41',
+      '%',
+      '\\\\',
+      '?',
+      '#',
+      '@',
+      'Host',
+      'h',
+      '\\u0001',
+      '~',
+      '-',
+      ':',
+    ];
     let vouched = 0;
     for (let i = 0; i < 20_000; i++) {
       const uri = Array.from({ length: 1 + Math.floor(rand() * 8) }, () => parts[Math.floor(rand() * parts.length)]).join('');

@@ -99,7 +99,13 @@ const corpus: Case[] = [
   ['duplicate Origin headers, one evil', LOOP, H, ['http://localhost:7330', 'http://evil.com'], 'origin'],
   // allowedOrigins.
   ['an allowed origin', { ...LOOP, allowedOrigins: ['https://app.example.com'] }, H, 'https://app.example.com', 'ok'],
-  ['an allowed origin written with case, default port and slash', { ...LOOP, allowedOrigins: ['HTTPS://App.Example.com:443/'] }, H, 'https://app.example.com', 'ok'],
+  [
+    'an allowed origin written with case, default port and slash',
+    { ...LOOP, allowedOrigins: ['HTTPS://App.Example.com:443/'] },
+    H,
+    'https://app.example.com',
+    'ok',
+  ],
   ['an allowed origin with a port', { ...LOOP, allowedOrigins: ['http://app.example.com:8080'] }, H, 'http://app.example.com:8080', 'ok'],
   ['an allowed extension origin', { ...LOOP, allowedOrigins: ['chrome-extension://abcdefgh'] }, H, 'chrome-extension://abcdefgh', 'ok'],
   ['an allowed origin on another port', { ...LOOP, allowedOrigins: ['https://app.example.com'] }, H, 'https://app.example.com:8443', 'origin'],
@@ -118,7 +124,12 @@ const list = (v: string | string[] | undefined): string[] => (v === undefined ? 
 
 /** The same headers as Node's `rawHeaders` (names in assorted case) and as `headersDistinct`. */
 function forms(host: string | string[] | undefined, origin: string | string[] | undefined) {
-  const raw = [...list(host).flatMap((v, i) => [i % 2 ? 'host' : 'Host', v]), 'Accept', '*/*', ...list(origin).flatMap((v, i) => [i % 2 ? 'ORIGIN' : 'Origin', v])];
+  const raw = [
+    ...list(host).flatMap((v, i) => [i % 2 ? 'host' : 'Host', v]),
+    'Accept',
+    '*/*',
+    ...list(origin).flatMap((v, i) => [i % 2 ? 'ORIGIN' : 'Origin', v]),
+  ];
   const distinct: Record<string, string[] | undefined> = { accept: ['*/*'] };
   if (host !== undefined) distinct.host = list(host);
   if (origin !== undefined) distinct.origin = list(origin);
@@ -153,15 +164,39 @@ describe('Origin and Host corpus', () => {
 });
 
 describe('isLoopback', () => {
-  it.each(['localhost', 'LocalHost', '127.0.0.1', '127.0.0.2', '127.255.255.254', '::1', '[::1]', '0:0:0:0:0:0:0:1', '[0::1]', '::ffff:127.0.0.1', '[::ffff:7f00:1]'])(
-    '%s is loopback',
-    (host) => expect(isLoopback(host)).toBe(true),
-  );
+  it.each([
+    'localhost',
+    'LocalHost',
+    '127.0.0.1',
+    '127.0.0.2',
+    '127.255.255.254',
+    '::1',
+    '[::1]',
+    '0:0:0:0:0:0:0:1',
+    '[0::1]',
+    '::ffff:127.0.0.1',
+    '[::ffff:7f00:1]',
+  ])('%s is loopback', (host) => expect(isLoopback(host)).toBe(true));
 
-  it.each(['0.0.0.0', '::', '[::]', '10.0.0.1', '128.0.0.1', '126.255.255.255', 'localhost.', 'foo.localhost', '127.0.0.1.evil.com', 'evil.com', '', '::2', '::ffff:10.0.0.1', '127.1', '[127.0.0.1]', '[localhost]', 'localhost:80'])(
-    '%j is not loopback',
-    (host) => expect(isLoopback(host)).toBe(false),
-  );
+  it.each([
+    '0.0.0.0',
+    '::',
+    '[::]',
+    '10.0.0.1',
+    '128.0.0.1',
+    '126.255.255.255',
+    'localhost.',
+    'foo.localhost',
+    '127.0.0.1.evil.com',
+    'evil.com',
+    '',
+    '::2',
+    '::ffff:10.0.0.1',
+    '127.1',
+    '[127.0.0.1]',
+    '[localhost]',
+    'localhost:80',
+  ])('%j is not loopback', (host) => expect(isLoopback(host)).toBe(false));
 });
 
 describe('with a real Node server', () => {
@@ -188,7 +223,11 @@ describe('with a real Node server', () => {
       expect(status(await send(`Host: localhost:${port}\r\nOrigin: http://127.0.0.1:${port}\r\n`))).toEqual(['HTTP/1.1 200 OK', 'ok', 'true']);
       expect(status(await send(`Host: evil.com:${port}\r\n`))).toEqual(['HTTP/1.1 403 Forbidden', 'host', 'true']);
       expect(status(await send(`Host: localhost:${port}\r\nHost: evil.com:${port}\r\n`))).toEqual(['HTTP/1.1 403 Forbidden', 'host', 'true']);
-      expect(status(await send(`Host: localhost:${port}\r\nOrigin: http://localhost:${port}\r\nOrigin: http://evil.com\r\n`))).toEqual(['HTTP/1.1 403 Forbidden', 'origin', 'true']);
+      expect(status(await send(`Host: localhost:${port}\r\nOrigin: http://localhost:${port}\r\nOrigin: http://evil.com\r\n`))).toEqual([
+        'HTTP/1.1 403 Forbidden',
+        'origin',
+        'true',
+      ]);
       expect(status(await send(`Host: localhost:${port}\r\nOrigin: null\r\n`))).toEqual(['HTTP/1.1 403 Forbidden', 'origin', 'true']);
     } finally {
       await new Promise<void>((resolve) => server.close(() => resolve()));

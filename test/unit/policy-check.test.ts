@@ -21,7 +21,15 @@ const configFile = write('policy.json', {
   policy: {
     default: 'deny',
     rules: [
-      { id: 'eng-docs', effect: 'allow', principals: ['alice'], roles: ['eng'], servers: ['docs'], resources: ['file:///handbook/**'], actions: ['list', 'read', 'subscribe', 'complete'] },
+      {
+        id: 'eng-docs',
+        effect: 'allow',
+        principals: ['alice'],
+        roles: ['eng'],
+        servers: ['docs'],
+        resources: ['file:///handbook/**'],
+        actions: ['list', 'read', 'subscribe', 'complete'],
+      },
       { id: 'drafts', effect: 'deny', resources: ['file:///handbook/drafts/**'] },
     ],
   },
@@ -61,7 +69,10 @@ describe('policy check', () => {
     [['--principal', 'alice', '--role', '', '--action', 'read', 'docs+file:///a'], '--role must not be empty'],
     [['--principal', 'alice', '--action', 'read'], 'a namespaced URI is required'],
     [['--principal', 'alice', '--action', 'read', 'docs+file:///a', 'docs+file:///b'], 'one URI only'],
-    [['--principal', 'alice', '--action', 'read', 'file:///handbook/a.md'], '"file:///handbook/a.md" is not namespaced with a configured server id (<server-id>+<uri>; configured: docs, mem)'],
+    [
+      ['--principal', 'alice', '--action', 'read', 'file:///handbook/a.md'],
+      '"file:///handbook/a.md" is not namespaced with a configured server id (<server-id>+<uri>; configured: docs, mem)',
+    ],
     [['--principal', 'alice', '--action', 'read', 'wiki+file:///a'], '"wiki+file:///a" is not namespaced'],
     [['--principal', 'alice', '--action', 'read', '--bogus', 'docs+file:///a'], "Unknown option '--bogus'"],
   ])('%j is a bad invocation: %s', async (args, reason) => {
@@ -101,7 +112,10 @@ describe('policy check', () => {
 
   it('needs no auth secret: the token and JWT variables are never resolved, nor upstream ones', async () => {
     const team = write('team.json', {
-      servers: { docs: { command: 'x', env: { API_KEY: '${DOCS_KEY_NOT_SET}' } }, mem: { url: 'https://h/mcp', headers: { Authorization: 'Bearer ${input:mem-token}' } } },
+      servers: {
+        docs: { command: 'x', env: { API_KEY: '${DOCS_KEY_NOT_SET}' } },
+        mem: { url: 'https://h/mcp', headers: { Authorization: 'Bearer ${input:mem-token}' } },
+      },
       auth: { tokens: [{ principal: 'alice', roles: ['eng'], token: '${ALICE_TOKEN_NOT_SET}' }], jwt: { audience: 'mcp', secret: '${JWT_SECRET_NOT_SET}' } },
       policy: { default: 'deny', rules: [{ id: 'eng', effect: 'allow', roles: ['eng'], servers: ['docs'] }] },
     });

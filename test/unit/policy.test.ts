@@ -88,13 +88,23 @@ describe('decide: rules', () => {
   });
 
   it('a bare ** covers every URI', () => {
-    const p = policyOf({ rules: [{ id: 'md', effect: 'deny', resources: ['**.md'] }, { id: 'all', effect: 'allow', resources: ['**'] }] });
+    const p = policyOf({
+      rules: [
+        { id: 'md', effect: 'deny', resources: ['**.md'] },
+        { id: 'all', effect: 'allow', resources: ['**'] },
+      ],
+    });
     expect(p.decide(carol, 'read', 'mem', 'memo:x')).toEqual({ allow: true, rule: 'all' });
     expect(p.decide(carol, 'read', 'docs', 'file:///a/b.md')).toEqual({ allow: false, rule: 'md' });
   });
 
   it('the first matching allow rule is the one named', () => {
-    const p = policyOf({ rules: [{ id: 'first', effect: 'allow', roles: ['eng'] }, { id: 'second', effect: 'allow' }] });
+    const p = policyOf({
+      rules: [
+        { id: 'first', effect: 'allow', roles: ['eng'] },
+        { id: 'second', effect: 'allow' },
+      ],
+    });
     expect(p.decide(alice, 'read', 'docs', 'file:///a')).toEqual({ allow: true, rule: 'first' });
     expect(p.decide(carol, 'read', 'docs', 'file:///a')).toEqual({ allow: true, rule: 'second' });
   });

@@ -56,6 +56,10 @@ describe('text helpers', () => {
     expect(spelledId('x"', '')).toBe('"x\\""');
     expect(spelledId(null, '')).toBe('null');
     expect(withRawId({ id: 1 }, '1.0')).toBe('{"id":1.0}');
-    expect(JSON.parse(errorText('1e2', -32600, 'm', { limit: 1 }))).toEqual({ jsonrpc: '2.0', id: 100, error: { code: -32600, message: 'm', data: { limit: 1 } } });
+    expect(JSON.parse(errorText('1e2', -32600, 'm', { limit: 1 }))).toEqual({
+      jsonrpc: '2.0',
+      id: 100,
+      error: { code: -32600, message: 'm', data: { limit: 1 } },
+    });
   });
 });

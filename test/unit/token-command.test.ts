@@ -20,7 +20,10 @@ describe('token new', () => {
     });
     expect(code).toBe(0);
     expect(err).toEqual([]);
-    expect(out).toEqual([bytes.toString('base64url'), JSON.stringify({ principal: 'alice', roles: ['eng', 'ops'], sha256: createHash('sha256').update(bytes.toString('base64url')).digest('hex') })]);
+    expect(out).toEqual([
+      bytes.toString('base64url'),
+      JSON.stringify({ principal: 'alice', roles: ['eng', 'ops'], sha256: createHash('sha256').update(bytes.toString('base64url')).digest('hex') }),
+    ]);
     expect(StaticTokenSchema.parse(JSON.parse(out[1]!))).toEqual(JSON.parse(out[1]!));
   });
 

@@ -19,10 +19,14 @@ describe('watchFile', () => {
     writeFileSync(file, '1');
     let changes = 0;
     let next: (() => void) | undefined;
-    watch = watchFile(file, () => {
-      changes++;
-      next?.();
-    }, { debounceMs: 50 });
+    watch = watchFile(
+      file,
+      () => {
+        changes++;
+        next?.();
+      },
+      { debounceMs: 50 },
+    );
     const changed = () => new Promise<void>((resolve) => (next = resolve));
     for (let i = 0; i < 10; i++) {
       const seen = changed();

@@ -43,9 +43,9 @@ export async function serveListen(res: ServerResponse, message: { id: Id; params
   const id = message.id;
   const filter = (message.params?.notifications ?? undefined) as Filter | undefined;
   if (typeof filter !== 'object' || filter === null || Array.isArray(filter)) {
-    res.writeHead(200, { 'content-type': 'application/json' }).end(
-      JSON.stringify(errorAnswer(id, JsonRpc.INVALID_PARAMS, "Invalid params: 'notifications' is required and must be a valid SubscriptionFilter")),
-    );
+    res
+      .writeHead(200, { 'content-type': 'application/json' })
+      .end(JSON.stringify(errorAnswer(id, JsonRpc.INVALID_PARAMS, "Invalid params: 'notifications' is required and must be a valid SubscriptionFilter")));
     return { close: () => undefined };
   }
   const stamp = { [SUBSCRIPTION_ID_META_KEY]: id };
@@ -80,7 +80,11 @@ export async function serveListen(res: ServerResponse, message: { id: Id; params
   res.once('close', () => end(false));
 
   const requested = Array.isArray(filter.resourceSubscriptions) ? filter.resourceSubscriptions.filter((u): u is string => typeof u === 'string') : [];
-  const accepted = await acceptEach(requested, (uri) => deps.accept(downstream, uri), () => open);
+  const accepted = await acceptEach(
+    requested,
+    (uri) => deps.accept(downstream, uri),
+    () => open,
+  );
   const honored: Record<string, unknown> = {};
   if (accepted.length > 0) honored.resourceSubscriptions = accepted;
   if (wantsListChanged) honored.resourcesListChanged = true;

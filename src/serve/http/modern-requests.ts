@@ -70,7 +70,9 @@ export class ModernRequests {
       return this.listen(res, message as ModernMessage & { id: string | number }, who, caller);
     }
     (req as IncomingMessage & { auth?: AuthInfo }).auth = authInfoFor(caller);
-    await (await this.nodeHandler())(req, res, body);
+    await (
+      await this.nodeHandler()
+    )(req, res, body);
   }
 
   /** Ends every open listen gracefully (shutdown). */
@@ -114,7 +116,12 @@ export class ModernRequests {
     });
     res.once('close', () => held.release());
     listen = await serveListen(res, message, {
-      openSession: (o) => (downstream = proxy.openSession({ ...o, caller: { ...held.credential.identity, transport: 'http', ...(revoked ? { revoked } : {}) }, id: caller.session })),
+      openSession: (o) =>
+        (downstream = proxy.openSession({
+          ...o,
+          caller: { ...held.credential.identity, transport: 'http', ...(revoked ? { revoked } : {}) },
+          id: caller.session,
+        })),
       accept: (s, uri) => proxy.gate.listen(s.caller, s.session, uri),
       maxQueuedBytes: this.options.maxQueuedBytes,
       keepAliveMs: this.options.keepAliveMs,

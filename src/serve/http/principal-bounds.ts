@@ -112,7 +112,9 @@ export class PrincipalBounds {
     this.options.logger.warn({ principal: who.principal, limit }, `http: request refused: ${MESSAGES[limit]}`);
     await this.options.proxy.gate.limited(caller, method, limit);
     if (res.headersSent || res.destroyed) return void res.destroy();
-    const answer = errorAnswer(typeof id === 'string' || typeof id === 'number' ? id : null, JsonRpc.SERVER_ERROR, MESSAGES[limit], { retryAfterMs: retryAfterS * 1000 });
+    const answer = errorAnswer(typeof id === 'string' || typeof id === 'number' ? id : null, JsonRpc.SERVER_ERROR, MESSAGES[limit], {
+      retryAfterMs: retryAfterS * 1000,
+    });
     res.writeHead(429, { 'content-type': 'application/json', 'retry-after': String(retryAfterS) }).end(JSON.stringify(answer));
   }
 }

@@ -124,7 +124,8 @@ export class HttpRouter {
       }
       const read = await readBody(req, config.maxBodyBytes);
       if (!read.ok) {
-        if (read.reason === 'too-large') return json(res, 413, httpErrorBody(JsonRpc.INVALID_REQUEST, `Request body exceeds ${config.maxBodyBytes} bytes`), { connection: 'close' });
+        if (read.reason === 'too-large')
+          return json(res, 413, httpErrorBody(JsonRpc.INVALID_REQUEST, `Request body exceeds ${config.maxBodyBytes} bytes`), { connection: 'close' });
         return;
       }
       text = read.text;
@@ -137,7 +138,9 @@ export class HttpRouter {
       // would overflow the stack on it); answered like stdio, with the id when it can be read.
       if (exceedsDepth(text, maxDepth)) {
         const id = typeof body === 'object' && body !== null && !Array.isArray(body) ? readableId((body as { id?: unknown }).id) : null;
-        const answer = errorText(spelledId(id, text), JsonRpc.INVALID_REQUEST, `Invalid Request: message nests deeper than ${maxDepth} levels`, { limit: maxDepth });
+        const answer = errorText(spelledId(id, text), JsonRpc.INVALID_REQUEST, `Invalid Request: message nests deeper than ${maxDepth} levels`, {
+          limit: maxDepth,
+        });
         return void res.writeHead(400, { 'content-type': 'application/json' }).end(answer);
       }
     }

@@ -128,7 +128,12 @@ export class HttpSessionTransport implements Transport {
     const refused = refusePost(req);
     if (refused) return json(res, refused.status, httpErrorBody(JsonRpc.SERVER_ERROR, refused.message), this.idHeader);
     if (typeof body !== 'object' || body === null || Array.isArray(body)) {
-      return json(res, 400, httpErrorBody(JsonRpc.INVALID_REQUEST, 'Invalid Request: one JSON-RPC message per POST (2025-11-25 has no batches)'), this.idHeader);
+      return json(
+        res,
+        400,
+        httpErrorBody(JsonRpc.INVALID_REQUEST, 'Invalid Request: one JSON-RPC message per POST (2025-11-25 has no batches)'),
+        this.idHeader,
+      );
     }
     const m = body as { id?: unknown; method?: unknown };
     const envelope = classify(body);
