@@ -226,7 +226,23 @@ function table(rows) {
     );
 }
 
-async function main() {
+/** The suite invocations, each run directly and through the gateway. `alpha` ones need the Node >= 22 build. */
+const RUNS = [
+  { label: STABLE, short: STABLE, alpha: false, args: ['--suite', 'all'], required: [...REQUIRED_2025, 'server-sse-polling'] },
+  {
+    label: `${ALPHA} 2025-11-25`,
+    short: 'alpha 2025-11-25',
+    alpha: true,
+    args: ['--suite', 'all', '--spec-version', '2025-11-25'],
+    required: [...REQUIRED_2025, 'server-sse-polling', 'server-session-lifecycle'],
+  },
+  { label: `${ALPHA} 2026-07-28`, short: 'alpha 2026-07-28', alpha: true, args: ['--requirements', '2026-07-28'], required: REQUIRED_2026 },
+];
+const TARGETS = ['direct', 'gateway'];
+const slugOf = (r, target) => `${r.label.replace(/\s+/g, '_')}-${target}`;
+
+/** Installs, builds, starts the fixture and the gateway, and runs every invocation against both; resolves with what `report` takes. */
+async function runAll() {
   const stamp = new Date().toISOString().replace(/[:.]/g, '-');
   const dir = join(CACHE, 'results', stamp);
   mkdirSync(dir, { recursive: true });
@@ -250,53 +266,44 @@ async function main() {
     throw err;
   }
   log(`fixture listening at ${fixture.url}, gateway at ${gateway.url}; results in ${dir}`);
-  const targets = [
-    { name: 'direct', url: fixture.url },
-    { name: 'gateway', url: gateway.url },
-  ];
-  const runs = [
-    { label: STABLE, short: STABLE, node: process.execPath, entry: stableEntry, args: ['--suite', 'all'], required: [...REQUIRED_2025, 'server-sse-polling'] },
-  ];
-  if (alphaEntry) {
-    runs.push(
-      {
-        label: `${ALPHA} 2025-11-25`,
-        short: 'alpha 2025-11-25',
-        node: alphaNode,
-        entry: alphaEntry,
-        args: ['--suite', 'all', '--spec-version', '2025-11-25'],
-        required: [...REQUIRED_2025, 'server-sse-polling', 'server-session-lifecycle'],
-      },
-      {
-        label: `${ALPHA} 2026-07-28`,
-        short: 'alpha 2026-07-28',
-        node: alphaNode,
-        entry: alphaEntry,
-        args: ['--requirements', '2026-07-28'],
-        required: REQUIRED_2026,
-      },
-    );
-  }
+  const urls = { direct: fixture.url, gateway: gateway.url };
+  const runs = RUNS.filter((r) => !r.alpha || alphaEntry !== undefined);
   const results = new Map(); // `${run} ${target}` -> scenario -> checks
   const timings = [];
   try {
     for (const r of runs) {
-      for (const t of targets) {
-        const slug = `${r.label.replace(/\s+/g, '_')}-${t.name}`;
-        log(`running ${r.label} ${t.name} ...`);
+      const [node, entry] = r.alpha ? [alphaNode, alphaEntry] : [process.execPath, stableEntry];
+      for (const target of TARGETS) {
+        const slug = slugOf(r, target);
+        log(`running ${r.label} ${target} ...`);
         const started = process.hrtime.bigint();
-        const exit = await runSuite(r.node, r.entry, ['--url', t.url, ...r.args], join(dir, slug), join(dir, `${slug}.txt`));
+        const exit = await runSuite(node, entry, ['--url', urls[target], ...r.args], join(dir, slug), join(dir, `${slug}.txt`));
         const seconds = Number(process.hrtime.bigint() - started) / 1e9;
-        timings.push({ run: r.label, target: t.name, seconds });
-        results.set(`${r.label} ${t.name}`, readResults(join(dir, slug)));
-        log(`  ${results.get(`${r.label} ${t.name}`).size} scenarios in ${seconds.toFixed(1)} s (suite exit ${exit}; transcript ${slug}.txt)`);
+        timings.push({ run: r.label, target, seconds });
+        results.set(`${r.label} ${target}`, readResults(join(dir, slug)));
+        log(`  ${results.get(`${r.label} ${target}`).size} scenarios in ${seconds.toFixed(1)} s (suite exit ${exit}; transcript ${slug}.txt)`);
       }
     }
   } finally {
     await gateway.stop();
     await fixture.stop();
   }
+  return { dir, runs, results, timings };
+}
 
+/** Reads a kept results folder again (`--judge <dir>`), e.g. after NOT_APPLICABLE changed; runs nothing. */
+function rejudge(dir) {
+  const runs = RUNS.filter((r) => TARGETS.every((target) => existsSync(join(dir, slugOf(r, target)))));
+  if (runs.length === 0) throw new Error(`no <run>-direct and <run>-gateway folders in ${dir}`);
+  const results = new Map();
+  for (const r of runs) for (const target of TARGETS) results.set(`${r.label} ${target}`, readResults(join(dir, slugOf(r, target))));
+  const summary = join(dir, 'summary.json');
+  const timings = existsSync(summary) ? (JSON.parse(readFileSync(summary, 'utf8')).timings ?? []) : [];
+  return { dir, runs, results, timings };
+}
+
+/** Prints the table and the timings, writes summary.json, and sets the exit code. */
+function report({ dir, runs, results, timings }) {
   const scenarios = [...new Set([...results.values()].flatMap((m) => [...m.keys()]))];
   const problems = [];
   const failsDirectly = [];
@@ -317,7 +324,7 @@ async function main() {
   }
   for (const r of runs) {
     for (const s of r.required) {
-      for (const t of targets) if (!results.get(`${r.label} ${t.name}`).has(s)) problems.push(`${r.label} ${t.name}: ${s} produced no result`);
+      for (const target of TARGETS) if (!results.get(`${r.label} ${target}`).has(s)) problems.push(`${r.label} ${target}: ${s} produced no result`);
       const direct = results.get(`${r.label} direct`).get(s);
       if (direct && failed(direct).length > 0) problems.push(`${r.label} ${s}: required, but fails directly (the fixture regressed)`);
     }
@@ -326,7 +333,7 @@ async function main() {
   log('');
   table([
     ['run', 'direct s', 'gateway s'],
-    ...runs.map((r) => [r.label, ...targets.map((t) => timings.find((x) => x.run === r.label && x.target === t.name).seconds.toFixed(1))]),
+    ...runs.map((r) => [r.label, ...TARGETS.map((target) => timings.find((x) => x.run === r.label && x.target === target)?.seconds.toFixed(1) ?? '?')]),
   ]);
   writeFileSync(join(dir, 'summary.json'), `${JSON.stringify({ runs: runs.map((r) => r.label), rows, timings, failsDirectly, problems }, null, 2)}\n`);
   if (failsDirectly.length > 0)
@@ -340,6 +347,11 @@ async function main() {
   } else {
     log('\nevery scenario and check that passes directly passes through the gateway');
   }
+}
+
+async function main() {
+  const at = process.argv.indexOf('--judge');
+  report(at >= 0 ? rejudge(resolve(process.argv[at + 1] ?? '.')) : await runAll());
 }
 
 main().catch((err) => {
