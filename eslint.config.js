@@ -1,0 +1,60 @@
+// Lint settings: typescript-eslint strict and stylistic, type-aware for TypeScript; prettier owns formatting.
+import js from '@eslint/js';
+import prettier from 'eslint-config-prettier';
+import globals from 'globals';
+import tseslint from 'typescript-eslint';
+
+export default tseslint.config(
+  { ignores: ['dist/', 'node_modules/', 'coverage/', 'schema/', 'test/fixtures/clients/'] },
+  js.configs.recommended,
+  tseslint.configs.strictTypeChecked,
+  tseslint.configs.stylisticTypeChecked,
+  {
+    languageOptions: {
+      parserOptions: { projectService: true, tsconfigRootDir: import.meta.dirname },
+    },
+    linterOptions: { reportUnusedDisableDirectives: 'error' },
+    rules: {
+      // Numbers, booleans and null/undefined read fine in messages and URIs; objects ("[object Object]") stay flagged.
+      '@typescript-eslint/restrict-template-expressions': ['error', { allowNumber: true, allowBoolean: true, allowNullish: true }],
+      // With noUncheckedIndexedAccess, `xs[i]!` after a bounds check is the house idiom; the `!` marks the spot.
+      '@typescript-eslint/no-non-null-assertion': 'off',
+      // `return reply(...)` from a void handler and `() => resolve()` are how early exits read here.
+      '@typescript-eslint/no-confusing-void-expression': [
+        'error',
+        { ignoreArrowShorthand: true, ignoreVoidOperator: true, ignoreVoidReturningFunctions: true },
+      ],
+      // A `_` name or a rest sibling is how a field is dropped on purpose (`const { id: _id, ...rest } = m`).
+      '@typescript-eslint/no-unused-vars': [
+        'error',
+        { argsIgnorePattern: '^_', varsIgnorePattern: '^_', caughtErrorsIgnorePattern: '^_', destructuredArrayIgnorePattern: '^_', ignoreRestSiblings: true },
+      ],
+      // `async` without `await` implements a Promise-returning contract (Transport.start/close) so a throw becomes a rejection.
+      '@typescript-eslint/require-await': 'off',
+      '@typescript-eslint/no-deprecated': [
+        'error',
+        {
+          // The low-level `Server` is deprecated only in favour of McpServer's high-level API; a proxy needs the low-level one.
+          allow: [
+            { from: 'package', package: '@modelcontextprotocol/server', name: 'Server' },
+            { from: 'package', package: '@modelcontextprotocol/sdk', name: 'Server' },
+          ],
+        },
+      ],
+    },
+  },
+  {
+    files: ['test/**/*.ts'],
+    rules: {
+      // vitest's asymmetric matchers (`expect.any`, `expect.stringContaining`) are typed `any` by vitest itself.
+      '@typescript-eslint/no-unsafe-assignment': 'off',
+    },
+  },
+  {
+    // Plain scripts (bench, scripts, this file) have no type information: lint them without it.
+    files: ['**/*.mjs', '**/*.js'],
+    extends: [tseslint.configs.disableTypeChecked],
+    languageOptions: { globals: globals.node },
+  },
+  prettier,
+);
