@@ -33,7 +33,7 @@ export function expandKnown(template: string, vars: Readonly<Record<string, stri
     const spec = OPERATORS[op]!;
     const names = body.split(',').map((n) => n.replace(/:\d+$|\*$/, ''));
     if (names.some((n) => n === '' || !Object.hasOwn(vars, n))) return out + template.slice(at);
-    const parts = names.map((n) => (spec.named ? `${n}=${vars[n]}` : (vars[n] as string)));
+    const parts = names.map((n) => (spec.named ? `${n}=${vars[n]}` : vars[n]!));
     out += template.slice(at, open) + spec.first + parts.join(spec.sep);
     at = close + 1;
   }

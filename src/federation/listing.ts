@@ -158,7 +158,7 @@ export class Lister {
     const isPrivate = () => hint.scope === 'private';
     try {
       for (let k = 0; k < walkers.length; k++) {
-        const walker = walkers[k] as PageWalker;
+        const walker = walkers[k]!;
         const server = walker.upstream.id;
         for (let d = k; d < Math.min(walkers.length, k + DEEP_UPSTREAMS); d++) walkers[d]?.deepen();
         for (;;) {
@@ -167,7 +167,7 @@ export class Lister {
           // An upstream page counts towards this page's hint unless its first item already starts the next page.
           const count = () => (hint = combineHints(hint, agedHint(page.hint, Math.floor(performance.now() - page.fetchedAt))));
           for (let j = 0; j < page.items.length; j++) {
-            const item = page.items[j] as Record<string, unknown>;
+            const item = page.items[j]!;
             if (filter && !filter(server, item)) {
               filtered++;
               continue;

@@ -34,7 +34,10 @@ export interface FacadeOptions {
 }
 
 /** The request context handlers receive (the signal, and the request's own caller over HTTP). */
-type Ctx = { mcpReq: { signal: AbortSignal }; http?: { authInfo?: AuthInfo } };
+interface Ctx {
+  mcpReq: { signal: AbortSignal };
+  http?: { authInfo?: AuthInfo };
+}
 
 const ListParams = z.looseObject({ cursor: z.string().optional() });
 const UriParams = z.looseObject({ uri: z.string() });
@@ -75,8 +78,8 @@ class FacadeServer extends Server {
    */
   override async connect(transport: Transport): Promise<void> {
     await super.connect(transport);
-    if (this.era === 'legacy') restoreLegacyNotFound(transport as never);
-    else stripNotFoundMark(transport as never);
+    if (this.era === 'legacy') restoreLegacyNotFound(transport);
+    else stripNotFoundMark(transport);
     installDispatch(this, transport, 'server');
   }
 }

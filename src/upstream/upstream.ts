@@ -136,7 +136,7 @@ export class Upstream {
       } catch (err) {
         lastError = err;
         failures.push(`${failures.length === 0 ? '' : `${candidate.kind} fallback: `}${describeFailure(err)}`);
-        if ((this.status as UpstreamStatus) === 'closed') break;
+        if (this.status === 'closed') break;
         this.log.debug({ transport: candidate.kind, err: String(err) }, 'transport attempt failed');
         await client.close().catch(() => undefined);
         await this.connectingTransport?.close().catch(() => undefined); // auto mode: the client may not hold it yet
@@ -146,7 +146,7 @@ export class Upstream {
       }
       this.connectingClient = undefined;
       this.connectingTransport = undefined;
-      if ((this.status as UpstreamStatus) === 'closed') {
+      if (this.status === 'closed') {
         await client.close().catch(() => undefined);
         throw new ProxyError(ErrorCodes.CLOSED, `upstream ${this.id} is closed`);
       }
@@ -156,7 +156,7 @@ export class Upstream {
     }
     this.connectingClient = undefined;
     this.connectingTransport = undefined;
-    if ((this.status as UpstreamStatus) === 'closed') throw new ProxyError(ErrorCodes.CLOSED, `upstream ${this.id} is closed`);
+    if (this.status === 'closed') throw new ProxyError(ErrorCodes.CLOSED, `upstream ${this.id} is closed`);
     // The preferred transport's error leads: an unreachable Streamable HTTP server is reported as
     // such, with the SSE fallback's failure after it, not in its place.
     this.failure = {

@@ -68,7 +68,7 @@ async function oneNullAnswer(s: WireSession, line: string | Buffer): Promise<Ans
   await marker(s);
   const answers = s.nullAnswers.slice(nulls);
   expect(answers, 'answers with id null').toHaveLength(1);
-  const answer = answers[0] as Answer;
+  const answer = answers[0]!;
   expectWellFormed(answer);
   expect(answer).toHaveProperty('id', null);
   return answer;

@@ -134,7 +134,7 @@ export const JwtSchema = z
 
 /** True when `pem` is a public key Node can read; otherwise reports why under `publicKey`. */
 function isPublicKeyPem(pem: string, ctx: z.RefinementCtx): boolean {
-  if (/PRIVATE KEY-----/.test(pem)) {
+  if (pem.includes('PRIVATE KEY-----')) {
     ctx.addIssue({ code: 'custom', path: ['publicKey'], message: 'is a private key: give the public key (-----BEGIN PUBLIC KEY-----)' });
     return false;
   }

@@ -41,13 +41,14 @@ export interface OpenListen {
  */
 export async function serveListen(res: ServerResponse, message: { id: Id; params?: { notifications?: unknown } }, deps: ListenDeps): Promise<OpenListen> {
   const id = message.id;
-  const filter = (message.params?.notifications ?? undefined) as Filter | undefined;
-  if (typeof filter !== 'object' || filter === null || Array.isArray(filter)) {
+  const notifications = message.params?.notifications;
+  if (typeof notifications !== 'object' || notifications === null || Array.isArray(notifications)) {
     res
       .writeHead(200, { 'content-type': 'application/json' })
       .end(JSON.stringify(errorAnswer(id, JsonRpc.INVALID_PARAMS, "Invalid params: 'notifications' is required and must be a valid SubscriptionFilter")));
     return { close: () => undefined };
   }
+  const filter = notifications as Filter;
   const stamp = { [SUBSCRIPTION_ID_META_KEY]: id };
   let open = true;
   /** Events that happen before the acknowledgement is out wait for it. */

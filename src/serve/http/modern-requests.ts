@@ -31,7 +31,11 @@ export interface ModernRequestsOptions {
 }
 
 /** One request as far as this path reads it. */
-type ModernMessage = { id?: string | number; method?: string; params?: { notifications?: unknown } };
+interface ModernMessage {
+  id?: string | number;
+  method?: string;
+  params?: { notifications?: unknown };
+}
 
 /**
  * Serves 2026-07-28 requests: each is stateless (SDK v2's `createMcpHandler` with

@@ -163,7 +163,7 @@ export class HttpSessionTransport implements Transport {
       if (this.pending.get(id) !== res) return;
       this.pending.delete(id);
       this.ids.release(id);
-      this.onmessage?.({ jsonrpc: '2.0', method: 'notifications/cancelled', params: { requestId: id, reason: 'client disconnected' } } as JSONRPCMessage);
+      this.onmessage?.({ jsonrpc: '2.0', method: 'notifications/cancelled', params: { requestId: id, reason: 'client disconnected' } });
     });
     this.onmessage?.(body as JSONRPCMessage, extra);
   }
