@@ -25,7 +25,7 @@ export type SetTimer = (ms: number, fire: () => void) => () => void;
 
 const realTimer: SetTimer = (ms, fire) => {
   const t = setTimeout(fire, ms);
-  t.unref?.();
+  t.unref();
   return () => clearTimeout(t);
 };
 
@@ -236,7 +236,10 @@ export class Lister {
     const first = start?.index ?? 0;
     const limits = { readAhead: this.limits.maxItemsPerPage, maxPages: this.limits.maxPagesPerUpstream };
     const onSkip = (up: Upstream, err: unknown) =>
-      this.logger.warn({ server: up.id, list: kind, code: (err as ProxyError)?.code, details: (err as ProxyError)?.details }, 'upstream skipped in list');
+      this.logger.warn(
+        { server: up.id, list: kind, code: (err as ProxyError | undefined)?.code, details: (err as ProxyError | undefined)?.details },
+        'upstream skipped in list',
+      );
     const walkers = this.pool.upstreams
       .slice(first)
       .map((u, k) =>

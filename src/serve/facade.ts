@@ -192,7 +192,7 @@ function specSchemaIssues(err: unknown): Issue[] | undefined {
   if (!(err instanceof Error) || err.constructor !== Error || !err.message.startsWith('[')) return undefined;
   try {
     const issues = JSON.parse(err.message) as unknown;
-    return Array.isArray(issues) && issues.every((i) => Array.isArray((i as Issue)?.path) && typeof (i as Issue)?.message === 'string')
+    return Array.isArray(issues) && issues.every((i) => Array.isArray((i as Issue | null)?.path) && typeof (i as Issue | null)?.message === 'string')
       ? (issues as Issue[])
       : undefined;
   } catch {

@@ -147,7 +147,7 @@ describe('one canonical URI per request (four upstream URI parsers)', () => {
   }, 120_000);
 
   it('over HTTP, with a bearer token: the same spellings reach no file outside /public, each answered as the missing resource', async () => {
-    await using dir = new TempDir();
+    using dir = new TempDir();
     const config = dir.writeConfig({
       servers: Object.fromEntries(
         STYLES.map((style) => [style, { command: process.execPath, args: [FIXTURE, '--style', style, '--log', dir.file(`${style}.jsonl`)] }]),

@@ -3,7 +3,7 @@ import { generateKeyPairSync, type KeyObject } from 'node:crypto';
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { CompactSign, SignJWT, exportJWK, exportSPKI, generateKeyPair, type CryptoKey, type JWK, type JWTPayload } from 'jose';
+import { CompactSign, SignJWT, exportJWK, exportSPKI, generateKeyPair, type CryptoKey, type JWK } from 'jose';
 import { JwtSchema } from '../../src/config/schema.js';
 import { createJwtVerifier, type JwtVerdict } from '../../src/serve/auth/jwt.js';
 

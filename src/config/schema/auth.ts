@@ -127,6 +127,7 @@ export const JwtSchema = z
         ok = false;
       }
     });
+    // eslint-disable-next-line @typescript-eslint/no-unnecessary-condition -- set by the callback above
     if (!ok) return z.NEVER;
     const { algorithms: _given, ...rest } = j;
     return { ...rest, algorithms: [...new Set(algorithms)] };

@@ -89,6 +89,7 @@ export async function serveListen(res: ServerResponse, message: { id: Id; params
   const honored: Record<string, unknown> = {};
   if (accepted.length > 0) honored.resourceSubscriptions = accepted;
   if (wantsListChanged) honored.resourcesListChanged = true;
+  // eslint-disable-next-line @typescript-eslint/no-unnecessary-condition -- the client may have gone during the await above
   if (!open) return { close: () => undefined };
   res.writeHead(200, { 'content-type': 'text/event-stream', 'cache-control': 'no-cache, no-transform', connection: 'keep-alive', 'x-accel-buffering': 'no' });
   const waiting = early;
@@ -99,7 +100,7 @@ export async function serveListen(res: ServerResponse, message: { id: Id; params
     end(true); // nothing to listen for
   } else {
     keepAlive = setInterval(() => open && res.write(': keepalive\n\n'), deps.keepAliveMs);
-    keepAlive.unref?.();
+    keepAlive.unref();
   }
   return { close: () => end(true) };
 }

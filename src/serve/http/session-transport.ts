@@ -178,7 +178,7 @@ export class HttpSessionTransport implements Transport {
     this.stream = res;
     clearInterval(this.keepAlive);
     this.keepAlive = setInterval(() => this.stream?.write(': keepalive\n\n'), this.options.keepAliveMs);
-    this.keepAlive.unref?.();
+    this.keepAlive.unref();
     res.once('close', () => {
       if (this.stream !== res) return;
       this.stream = undefined;
