@@ -1,10 +1,11 @@
 // Lint settings: typescript-eslint strict and stylistic, type-aware for TypeScript; prettier owns formatting.
 import js from '@eslint/js';
+import { defineConfig } from 'eslint/config';
 import prettier from 'eslint-config-prettier';
 import globals from 'globals';
 import tseslint from 'typescript-eslint';
 
-export default tseslint.config(
+export default defineConfig(
   { ignores: ['dist/', 'node_modules/', 'coverage/', 'schema/', 'test/fixtures/clients/'] },
   js.configs.recommended,
   tseslint.configs.strictTypeChecked,
