@@ -127,7 +127,7 @@ async function main(argv: string[]): Promise<number> {
       : undefined;
   if (http && !config.auth && !isLoopback(http.host) && !values['allow-unauthenticated']) {
     throw new UsageError(
-      `refusing to serve ${http.host} without authentication: add an "auth" block to ${filepath ?? 'the configuration'} ` +
+      `refusing to serve ${http.host} without authentication: add an "auth" block to ${filepath} ` +
         '(see `mcp-federate token new`), bind a loopback address, or pass --allow-unauthenticated',
     );
   }
@@ -246,7 +246,7 @@ async function serveHttp(
     maxDepth: config.wire.maxDepth,
     perPrincipal: config.wire,
   });
-  reloads.on((next) => endpoint.reloadAuth(next.auth));
+  reloads.on((next) => void endpoint.reloadAuth(next.auth));
   const url = await endpoint.listen();
   logger.info({ url: url.href }, 'listening');
   void proxy.start().then(() => logger.info('upstreams started'));

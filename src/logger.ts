@@ -41,7 +41,7 @@ export function createLogger(options: LoggerOptions = {}): Logger {
   };
   if (options.destination) return pino(base, options.destination);
   if (options.file) return pino(base, pino.destination({ dest: options.file, mkdir: true, sync: false }));
-  const wantPretty = options.pretty ?? process.stderr.isTTY === true;
+  const wantPretty = options.pretty ?? process.stderr.isTTY;
   if (wantPretty) {
     // Loaded only for a TTY: it is the one log dependency a piped or file log never needs.
     const pretty = createRequire(import.meta.url)('pino-pretty') as typeof import('pino-pretty');

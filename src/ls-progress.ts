@@ -18,7 +18,7 @@ const CLEAR_LINE = '\r\x1b[2K';
 
 const realTicker: Ticker = (ms, tick) => {
   const t = setInterval(tick, ms);
-  t.unref?.();
+  t.unref();
   return () => clearInterval(t);
 };
 

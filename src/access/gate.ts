@@ -165,7 +165,7 @@ export class AccessGate {
     const items = result[field];
     if (!Array.isArray(items)) return result;
     const kept = items.filter((item: Record<string, unknown>) => {
-      const target = typeof item[key] === 'string' ? this.options.uris.decode(item[key] as string) : undefined;
+      const target = typeof item[key] === 'string' ? this.options.uris.decode(item[key]) : undefined;
       if (!target) return false;
       try {
         const d =

@@ -28,12 +28,13 @@ export function expandKnown(template: string, vars: Readonly<Record<string, stri
     const close = template.indexOf('}', open);
     if (close < 0) return out + template.slice(at);
     let body = template.slice(open + 1, close);
-    const op = body.length > 0 && body[0]! in OPERATORS && body[0] !== '' ? body[0]! : '';
+    const first = body.charAt(0);
+    const op = first !== '' && first in OPERATORS ? first : '';
     if (op) body = body.slice(1);
     const spec = OPERATORS[op]!;
     const names = body.split(',').map((n) => n.replace(/:\d+$|\*$/, ''));
     if (names.some((n) => n === '' || !Object.hasOwn(vars, n))) return out + template.slice(at);
-    const parts = names.map((n) => (spec.named ? `${n}=${vars[n]}` : (vars[n] as string)));
+    const parts = names.map((n) => (spec.named ? `${n}=${vars[n]}` : vars[n]!));
     out += template.slice(at, open) + spec.first + parts.join(spec.sep);
     at = close + 1;
   }

@@ -89,7 +89,7 @@ export function openAuditLog(config: AuditLogConfig | undefined, options: AuditL
   } else {
     const { maxBytes, keep } = config;
     let last = readLastRecord(config.file, options.logger);
-    if (last === undefined) last = readLastRecord(`${config.file}.1`, options.logger, { readOnly: true });
+    last ??= readLastRecord(`${config.file}.1`, options.logger, { readOnly: true });
     const fd = fs.openSync(config.file, 'a');
     state = { fd, size: fs.fstatSync(fd).size, seq: last?.seq ?? 0, prev: last?.hash ?? GENESIS_HASH, mac: last?.mac };
     file = { path: config.file, maxBytes, keep };
@@ -177,6 +177,7 @@ class ChainWriter implements AuditLog {
 
   recordBatched(entry: AuditEntry): Promise<void> {
     if (this.#closed) return Promise.reject(new ProxyError(ErrorCodes.CLOSED, 'audit log closed'));
+    // eslint-disable-next-line @typescript-eslint/prefer-promise-reject-errors -- a caught value (from fs), passed on unchanged
     if (this.#failure !== undefined) return Promise.reject(this.#failure);
     const state = this.#state;
     const { record, line } = this.#seal(entry);
@@ -235,8 +236,10 @@ class ChainWriter implements AuditLog {
 
   record(entry: AuditEntry): void {
     if (this.#closed) throw new ProxyError(ErrorCodes.CLOSED, 'audit log closed');
+    // eslint-disable-next-line @typescript-eslint/only-throw-error -- a caught value (from fs), passed on unchanged
     if (this.#failure !== undefined) throw this.#failure;
     this.#flush(); // anything batched goes first, in chain order
+    // eslint-disable-next-line @typescript-eslint/no-unnecessary-condition, @typescript-eslint/only-throw-error -- #flush() may have set #failure, a caught value
     if (this.#failure !== undefined) throw this.#failure;
     const state = this.#state;
     const { record, line } = this.#seal(entry);
@@ -247,6 +250,7 @@ class ChainWriter implements AuditLog {
       // Nothing written: the chain is intact and the next record may try again. Part of a line
       // written: anything appended after it would be glued to it, so the log refuses from now on.
       if (written > 0) this.#failure = error;
+      // eslint-disable-next-line @typescript-eslint/only-throw-error -- a caught value (from fs), passed on unchanged
       throw error;
     }
     state.size += bytes.length;
@@ -260,6 +264,7 @@ class ChainWriter implements AuditLog {
   #anchorTick(): void {
     if (this.#closed || this.#failure !== undefined) return;
     this.#flush(); // normally empty: a batch is written a microtask after its first record
+    // eslint-disable-next-line @typescript-eslint/no-unnecessary-condition -- #flush() may have set #failure
     if (this.#failure === undefined && this.#state.seq !== this.#anchoredSeq) this.#anchor();
   }
 

@@ -263,7 +263,7 @@ class ChainVerifier {
       }
     }
     this.#records += 1;
-    this.#last = { seq, hash, mac: mac as string | undefined, file, line: lineNo };
+    this.#last = { seq, hash, mac, file, line: lineNo };
     return undefined;
   }
 

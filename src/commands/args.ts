@@ -29,6 +29,7 @@ export function usageError(out: OutputSink, usage: string, reason: string): numb
 export function parseCommand<O extends Options>(argv: readonly string[], options: O, usage: string, out: OutputSink): Parsed<O> | number {
   let parsed: Parsed<O>;
   try {
+    // eslint-disable-next-line @typescript-eslint/no-unnecessary-type-assertion -- parseArgs cannot infer Parsed<O> from a generic O
     parsed = parseArgs({ args: [...argv], allowPositionals: true, options: { ...options, help: { type: 'boolean', short: 'h' } } }) as Parsed<O>;
   } catch (err) {
     return usageError(out, usage, (err as Error).message);

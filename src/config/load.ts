@@ -101,6 +101,7 @@ const yamlLoader: Loader = async (filepath, content) => {
 };
 
 /** `.mcp-federaterc` (no extension): JSON when it opens with `{`, else YAML. */
+// eslint-disable-next-line @typescript-eslint/no-unsafe-return -- lilconfig's Loader type returns any
 const rcLoader: Loader = (filepath, content) => (content.trimStart().startsWith('{') ? jsonLoader(filepath, content) : yamlLoader(filepath, content));
 
 /**

@@ -148,6 +148,7 @@ function limitsInForce(config: FederateConfig): boolean {
 /** JSON with object keys sorted at every level, so two equal values compare equal as strings. */
 export function stableJson(value: unknown): string {
   return (
+    // eslint-disable-next-line @typescript-eslint/no-unnecessary-condition -- JSON.stringify(undefined) is undefined, whatever its type says
     JSON.stringify(value, (_key, v: unknown) =>
       typeof v === 'object' && v !== null && !Array.isArray(v)
         ? Object.fromEntries(Object.entries(v as Record<string, unknown>).sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0)))

@@ -63,7 +63,7 @@ export function substituteVariables(text: string, ctx: VariableContext, where: s
     if (arg !== undefined) {
       if (name === 'env') {
         const v = ctx.env[arg];
-        return v !== undefined ? v : ctx.keepUnset ? whole : fail(`environment variable ${arg} is not set (${whole})`);
+        return v ?? (ctx.keepUnset ? whole : fail(`environment variable ${arg} is not set (${whole})`));
       }
       if (name === 'input') {
         const names = inputVariableNames(arg);

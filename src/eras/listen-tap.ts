@@ -21,7 +21,11 @@ interface Pending {
 }
 
 type Id = string | number;
-type Listen = { id: Id; method: string; params?: { notifications?: { resourceSubscriptions?: unknown } } & Record<string, unknown> };
+interface Listen {
+  id: Id;
+  method: string;
+  params?: { notifications?: { resourceSubscriptions?: unknown } } & Record<string, unknown>;
+}
 
 /**
  * Sits between a connection's transport and the SDK's stdio entry (which serves `subscriptions/listen`
@@ -77,7 +81,7 @@ export class ListenTap {
     const pending: Pending = { cancelled: false };
     this.pending.set(message.id, pending);
     this.chain = this.chain.then(async () => {
-      const accepted = await acceptEach(requested as string[], (uri) => this.holds.accept(uri));
+      const accepted = await acceptEach(requested, (uri) => this.holds.accept(uri));
       this.pending.delete(message.id);
       for (const uri of accepted) this.counts.set(uri, (this.counts.get(uri) ?? 0) + 1);
       if (pending.cancelled) return this.releaseAll(accepted);

@@ -15,12 +15,12 @@ interface Sending {
  */
 export function restoreLegacyNotFound(transport: Sending): void {
   const send = transport.send.bind(transport);
-  transport.send = ((message: { error?: { code: number; data?: Record<string, unknown> } }, options?: never) => {
+  transport.send = (message: { error?: { code: number; data?: Record<string, unknown> } }, options?: never) => {
     const data = message.error?.data;
     if (data?.[MARK_NOT_FOUND] === true) {
       const { [MARK_NOT_FOUND]: _mark, ...rest } = data;
       message = { ...message, error: { ...message.error!, code: JsonRpc.RESOURCE_NOT_FOUND, data: rest } };
     }
     return send(message as never, options);
-  }) as Sending['send'];
+  };
 }

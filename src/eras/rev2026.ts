@@ -22,12 +22,12 @@ export function withCacheFields<T extends object>(result: T): T {
  */
 export function stripNotFoundMark(transport: Sending): void {
   const send = transport.send.bind(transport);
-  transport.send = ((message: { error?: { code: number; data?: Record<string, unknown> } }, options?: never) => {
+  transport.send = (message: { error?: { code: number; data?: Record<string, unknown> } }, options?: never) => {
     const data = message.error?.data;
     if (data?.[MARK_NOT_FOUND] === true) {
       const { [MARK_NOT_FOUND]: _mark, ...rest } = data;
       message = { ...message, error: { ...message.error!, data: rest } };
     }
     return send(message as never, options);
-  }) as Sending['send'];
+  };
 }

@@ -8,7 +8,7 @@ export interface Coherence {
   /** Subscribes for `uri`; true when this call took a hold that must be released. */
   hold(upstream: Upstream, uri: string): Promise<boolean>;
   /** Gives back the hold for `uri` of `server`, if there is one (an entry left the cache, or was never stored). */
-  release(server: string, uri: string): void;
+  release(this: void, server: string, uri: string): void;
 }
 
 /**

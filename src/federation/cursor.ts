@@ -110,7 +110,7 @@ export function createCursorCodec(key: Uint8Array): CursorCodec {
         kind,
         epoch,
         index: index as number,
-        upstreamCursor: (upstreamCursor as string | null) ?? undefined,
+        upstreamCursor: upstreamCursor ?? undefined,
         pages: pages as number,
         ...(nonce ? { nonce } : {}),
         ...(scope === 1 ? { private: true } : {}),

@@ -25,7 +25,7 @@ export type SetTimer = (ms: number, fire: () => void) => () => void;
 
 const realTimer: SetTimer = (ms, fire) => {
   const t = setTimeout(fire, ms);
-  t.unref?.();
+  t.unref();
   return () => clearTimeout(t);
 };
 
@@ -158,7 +158,7 @@ export class Lister {
     const isPrivate = () => hint.scope === 'private';
     try {
       for (let k = 0; k < walkers.length; k++) {
-        const walker = walkers[k] as PageWalker;
+        const walker = walkers[k]!;
         const server = walker.upstream.id;
         for (let d = k; d < Math.min(walkers.length, k + DEEP_UPSTREAMS); d++) walkers[d]?.deepen();
         for (;;) {
@@ -167,7 +167,7 @@ export class Lister {
           // An upstream page counts towards this page's hint unless its first item already starts the next page.
           const count = () => (hint = combineHints(hint, agedHint(page.hint, Math.floor(performance.now() - page.fetchedAt))));
           for (let j = 0; j < page.items.length; j++) {
-            const item = page.items[j] as Record<string, unknown>;
+            const item = page.items[j]!;
             if (filter && !filter(server, item)) {
               filtered++;
               continue;
@@ -236,7 +236,10 @@ export class Lister {
     const first = start?.index ?? 0;
     const limits = { readAhead: this.limits.maxItemsPerPage, maxPages: this.limits.maxPagesPerUpstream };
     const onSkip = (up: Upstream, err: unknown) =>
-      this.logger.warn({ server: up.id, list: kind, code: (err as ProxyError)?.code, details: (err as ProxyError)?.details }, 'upstream skipped in list');
+      this.logger.warn(
+        { server: up.id, list: kind, code: (err as ProxyError | undefined)?.code, details: (err as ProxyError | undefined)?.details },
+        'upstream skipped in list',
+      );
     const walkers = this.pool.upstreams
       .slice(first)
       .map((u, k) =>

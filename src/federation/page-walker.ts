@@ -181,7 +181,7 @@ export class PageWalker {
         if (next !== undefined) this.seen.add(next);
         this.cursor = next;
         this.pages++;
-        const hint = hintOf(result as Record<string, unknown>);
+        const hint = hintOf(result);
         this.buffer.push({ items, next, at, offset, pages: this.pages, hint, fetchedAt: performance.now() });
         this.scopeOfFirst(hint.scope); // later calls are no-ops
         this.buffered += items.length;

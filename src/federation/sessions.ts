@@ -52,7 +52,7 @@ export class SessionRegistry {
       this.timer = undefined;
       for (const s of this.sessions) s.sendListChanged();
     }, this.coalesceMs);
-    this.timer.unref?.();
+    this.timer.unref();
   }
 
   /** Stops pending broadcasts and forgets every session. Idempotent. */

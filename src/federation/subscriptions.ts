@@ -94,7 +94,7 @@ export class SubscriptionRelay {
         throw new ProxyError(ErrorCodes.LIMIT_EXCEEDED, 'Too many subscriptions', { details: { limit: max, retryAfterMs: SUBSCRIPTION_RETRY_AFTER_MS } });
       }
       let keysOf = held;
-      if (!keysOf) this.byPrincipal.set(principal, (keysOf = new Map()));
+      if (!keysOf) this.byPrincipal.set(principal, (keysOf = new Map<string, number>()));
       keysOf.set(key, (keysOf.get(key) ?? 0) + 1);
     }
     if (!entry) {
@@ -233,7 +233,7 @@ export class SubscriptionRelay {
         entry.upstream = 'subscribed';
       } else {
         entry.poll = { timer: setInterval(() => void this.poll(upstream, entry), this.options.pollIntervalMs), hash: undefined, busy: false };
-        entry.poll.timer.unref?.();
+        entry.poll.timer.unref();
         entry.upstream = 'polling';
         await this.poll(upstream, entry); // the baseline the next polls compare against
       }
@@ -269,7 +269,7 @@ export class SubscriptionRelay {
       const result = await upstream.request(Methods.read, { uri: entry.uri }, ReadResult, undefined, payers[0]?.principal);
       hash = createHash('sha256').update(JSON.stringify(result.contents)).digest('base64');
     } catch (err) {
-      hash = `error:${(err as ProxyError).code ?? 'unknown'}`;
+      hash = `error:${(err as { code?: string }).code ?? 'unknown'}`;
     } finally {
       poll.busy = false;
     }
@@ -286,7 +286,7 @@ export class SubscriptionRelay {
   private deliver(session: Session, uri: string): void {
     if (this.options.coalesceMs === 0) return session.sendUpdated(uri);
     let perSession = this.bursts.get(session);
-    if (!perSession) this.bursts.set(session, (perSession = new Map()));
+    if (!perSession) this.bursts.set(session, (perSession = new Map<string, Burst>()));
     const burst = perSession.get(uri);
     if (burst) {
       burst.pending = true;
@@ -303,7 +303,7 @@ export class SubscriptionRelay {
           } else perSession.delete(uri);
         }, this.options.coalesceMs),
       };
-      b.timer.unref?.();
+      b.timer.unref();
       return b;
     };
     perSession.set(uri, arm());

@@ -34,7 +34,10 @@ export interface FacadeOptions {
 }
 
 /** The request context handlers receive (the signal, and the request's own caller over HTTP). */
-type Ctx = { mcpReq: { signal: AbortSignal }; http?: { authInfo?: AuthInfo } };
+interface Ctx {
+  mcpReq: { signal: AbortSignal };
+  http?: { authInfo?: AuthInfo };
+}
 
 const ListParams = z.looseObject({ cursor: z.string().optional() });
 const UriParams = z.looseObject({ uri: z.string() });
@@ -75,8 +78,8 @@ class FacadeServer extends Server {
    */
   override async connect(transport: Transport): Promise<void> {
     await super.connect(transport);
-    if (this.era === 'legacy') restoreLegacyNotFound(transport as never);
-    else stripNotFoundMark(transport as never);
+    if (this.era === 'legacy') restoreLegacyNotFound(transport);
+    else stripNotFoundMark(transport);
     installDispatch(this, transport, 'server');
   }
 }
@@ -189,7 +192,7 @@ function specSchemaIssues(err: unknown): Issue[] | undefined {
   if (!(err instanceof Error) || err.constructor !== Error || !err.message.startsWith('[')) return undefined;
   try {
     const issues = JSON.parse(err.message) as unknown;
-    return Array.isArray(issues) && issues.every((i) => Array.isArray((i as Issue)?.path) && typeof (i as Issue)?.message === 'string')
+    return Array.isArray(issues) && issues.every((i) => Array.isArray((i as Issue | null)?.path) && typeof (i as Issue | null)?.message === 'string')
       ? (issues as Issue[])
       : undefined;
   } catch {

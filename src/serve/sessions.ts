@@ -108,7 +108,9 @@ export class SessionOpener {
             {
               session: id,
               principal: caller.principal,
+              // eslint-disable-next-line @typescript-eslint/no-deprecated -- logged once at open, outside any request's context
               protocol: era === 'modern' ? MODERN_REVISION : server.getNegotiatedProtocolVersion(),
+              // eslint-disable-next-line @typescript-eslint/no-deprecated -- as above
               client: server.getClientVersion(),
             },
             'client session opened',

@@ -49,7 +49,9 @@ export async function serveConnection(transport: Transport, downstream: Downstre
       : logger.debug({ session: session.id, err: err.message }, 'session transport');
   const waiting: [JSONRPCMessage, MessageExtraInfo | undefined][] = [];
   let opened = false;
-  let closeEntry: () => Promise<void> = async () => void (await transport.close());
+  let closeEntry: () => Promise<void> = async () => {
+    await transport.close();
+  };
   const released = () => {
     downstream.close();
     connections.delete(connection);

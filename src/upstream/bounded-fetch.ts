@@ -146,7 +146,7 @@ async function boundJson(response: Response, init: RequestInit | undefined, limi
     }
     chunks.push(value);
   }
-  const bytes = chunks.length === 1 ? (chunks[0] as Uint8Array) : Buffer.concat(chunks, total);
+  const bytes = chunks.length === 1 ? chunks[0]! : Buffer.concat(chunks, total);
   // Only text longer than 2 * maxDepth can be too deep (and bytes >= characters).
   if (total > 2 * limits.depth && exceedsDepth(decoder.decode(bytes), limits.depth)) return refuseJson(response, init, 'deep', limits);
   return rebuild(response, bytes, bodyHeaders(response));

@@ -82,7 +82,7 @@ export class ChildTransport implements Transport {
     this.child = child;
     this.exited = new Promise((resolve) => child.once('close', () => resolve()));
     const { maxMessageBytes, maxDepth } = this.params;
-    const lines = new LineTransport(child.stdout!, child.stdin!, {
+    const lines = new LineTransport(child.stdout, child.stdin, {
       ...(maxMessageBytes === undefined ? {} : { maxMessageBytes }),
       ...(maxDepth === undefined ? {} : { maxDepth }),
     });
@@ -96,7 +96,7 @@ export class ChildTransport implements Transport {
     };
     this.lines = lines;
     const onStderrLine = this.params.onStderrLine;
-    createInterface({ input: child.stderr!, crlfDelay: Infinity }).on('line', (line) => {
+    createInterface({ input: child.stderr, crlfDelay: Infinity }).on('line', (line) => {
       if (this.stderrLines.push(line.slice(0, STDERR_LINE_CHARS)) > STDERR_TAIL_LINES) this.stderrLines.shift();
       onStderrLine?.(line);
     });

@@ -94,7 +94,7 @@ export class FairQueue {
       this.line.push(waiter);
       this.armTimer(deadline);
       let byKey = this.queues.get(principal);
-      if (!byKey) this.queues.set(principal, (byKey = new Map()));
+      if (!byKey) this.queues.set(principal, (byKey = new Map<string, Waiter[]>()));
       let queue = byKey.get(key);
       if (!queue) byKey.set(key, (queue = []));
       queue.push(waiter);
@@ -189,7 +189,7 @@ export class FairQueue {
     clearTimeout(this.timer);
     this.timerAt = deadline;
     this.timer = setTimeout(() => this.expireDue(), Math.max(0, deadline - this.now()));
-    this.timer.unref?.();
+    this.timer.unref();
   }
 
   /** Rejects every waiter whose deadline has passed, then re-arms for the next one. */

@@ -48,7 +48,7 @@ export class ListenFilter {
     const initial = this.options.retry?.initialMs ?? 100;
     this.reconcile().catch(() => {
       this.retryTimer = setTimeout(() => this.reopen(initial * 2), initial);
-      this.retryTimer.unref?.();
+      this.retryTimer.unref();
     });
   }
 
@@ -117,7 +117,7 @@ export class ListenFilter {
       () => {
         const max = this.options.retry?.maxMs ?? 5_000;
         this.retryTimer = setTimeout(() => this.reopen(Math.min(delayMs * 2, max)), delayMs);
-        this.retryTimer.unref?.();
+        this.retryTimer.unref();
       },
     );
   }

@@ -56,7 +56,7 @@ export class MessageSniffer {
         i = this.capture ? this.captureString(bytes, i) : this.skipString(bytes, i);
         continue;
       }
-      const b = bytes[i++] as number;
+      const b = bytes[i++]!;
       if (b === QUOTE) {
         this.inString = true;
         this.escaped = false;
@@ -121,10 +121,10 @@ export class MessageSniffer {
 
   /** Inside a depth-1 key or string id: keep its bytes (up to a cap). Returns where to continue. */
   private captureString(bytes: Uint8Array, from: number): number {
-    const capture = this.capture as number[];
+    const capture = this.capture!;
     let i = from;
     for (; i < bytes.length; i++) {
-      const b = bytes[i] as number;
+      const b = bytes[i]!;
       if (this.escaped) this.escaped = false;
       else if (b === BACKSLASH) this.escaped = true;
       else if (b === QUOTE) {

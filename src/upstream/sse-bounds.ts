@@ -159,7 +159,7 @@ class EventBounds implements Transformer<Uint8Array, Uint8Array> {
       // Field names are short: one longer than FIELD_CAP is none the SDK acts on.
       while (i < end && chunk[i] !== COLON) {
         if (this.name.length === FIELD_CAP) return this.setField('other');
-        this.name.push(chunk[i++] as number);
+        this.name.push(chunk[i++]!);
       }
       if (i === end) return;
       this.setField(fieldOf(this.name));
@@ -174,7 +174,7 @@ class EventBounds implements Transformer<Uint8Array, Uint8Array> {
     else if (this.field !== 'other') {
       for (; i < end && !this.valueLong; i++) {
         if (this.value.length === FIELD_CAP) this.valueLong = true;
-        else this.value.push(chunk[i] as number);
+        else this.value.push(chunk[i]!);
       }
     }
   }
@@ -257,7 +257,7 @@ class EventBounds implements Transformer<Uint8Array, Uint8Array> {
       this.refuse('large', isMessage);
     } else if (isMessage && this.dataLines > 0) {
       // Only text longer than 2 * maxDepth can be too deep (and bytes >= characters).
-      const data = this.data.length === 1 ? (this.data[0] as Uint8Array) : Buffer.concat(this.data, this.dataBytes);
+      const data = this.data.length === 1 ? this.data[0]! : Buffer.concat(this.data, this.dataBytes);
       if (this.dataBytes > 2 * this.options.maxDepth && exceedsDepth(decoder.decode(data), this.options.maxDepth)) {
         this.sniff();
         this.refuse('deep', true);

@@ -84,6 +84,7 @@ export const defaultTransportFactory: TransportFactory = (id, config, logger, li
         // in a Headers object, which spreads to nothing: copy it so its Accept header survives.
         eventSourceInit: {
           fetch: (input, init) => {
+            // eslint-disable-next-line @typescript-eslint/no-unnecessary-condition -- a caller may pass no init, whatever the SDK's type says
             const headers = new Headers(init?.headers);
             for (const [name, value] of Object.entries(config.headers)) headers.set(name, value);
             return boundedFetch(input, { ...init, headers });

@@ -136,7 +136,7 @@ export class Upstream {
       } catch (err) {
         lastError = err;
         failures.push(`${failures.length === 0 ? '' : `${candidate.kind} fallback: `}${describeFailure(err)}`);
-        if ((this.status as UpstreamStatus) === 'closed') break;
+        if (this.status === 'closed') break;
         this.log.debug({ transport: candidate.kind, err: String(err) }, 'transport attempt failed');
         await client.close().catch(() => undefined);
         await this.connectingTransport?.close().catch(() => undefined); // auto mode: the client may not hold it yet
@@ -146,7 +146,7 @@ export class Upstream {
       }
       this.connectingClient = undefined;
       this.connectingTransport = undefined;
-      if ((this.status as UpstreamStatus) === 'closed') {
+      if (this.status === 'closed') {
         await client.close().catch(() => undefined);
         throw new ProxyError(ErrorCodes.CLOSED, `upstream ${this.id} is closed`);
       }
@@ -156,7 +156,7 @@ export class Upstream {
     }
     this.connectingClient = undefined;
     this.connectingTransport = undefined;
-    if ((this.status as UpstreamStatus) === 'closed') throw new ProxyError(ErrorCodes.CLOSED, `upstream ${this.id} is closed`);
+    if (this.status === 'closed') throw new ProxyError(ErrorCodes.CLOSED, `upstream ${this.id} is closed`);
     // The preferred transport's error leads: an unreachable Streamable HTTP server is reported as
     // such, with the SSE fallback's failure after it, not in its place.
     this.failure = {
@@ -185,7 +185,7 @@ export class Upstream {
       this.retryTimer = undefined;
       this.connect().catch(() => undefined); // failure logged and rescheduled by connect()
     }, delay);
-    this.retryTimer.unref?.();
+    this.retryTimer.unref();
   }
 
   /** The MCP revision negotiated with the upstream (undefined until connected). */
@@ -310,6 +310,7 @@ export class Upstream {
     this.connectingClient = undefined;
     this.connectingTransport = undefined;
     this.queue.clear(new ProxyError(ErrorCodes.CLOSED, `upstream ${this.id} is closed`));
+    // eslint-disable-next-line @typescript-eslint/await-thenable -- each is a close promise or undefined, which Promise.all passes through
     await Promise.all(closing.map((c) => c?.close().catch((err: unknown) => this.log.debug({ err: String(err) }, 'close failed'))));
   }
 
@@ -365,7 +366,7 @@ export class Upstream {
       this.log.warn({ limit: data.limit }, `upstream answer refused: ${what.toLowerCase()}`);
       return new ProxyError(ErrorCodes.RESPONSE_TOO_LARGE, what, { details: { server: this.id, limit: data.limit } });
     }
-    const details = { server: this.id, rpcCode, upstreamMessage: (err as Error)?.message };
+    const details = { server: this.id, rpcCode, upstreamMessage: (err as Error | undefined)?.message };
     // SDK 2.x reports its own failures with string codes (SdkError), JSON-RPC errors with numbers.
     const sdkCode = (err as { code?: unknown } | null)?.code;
     if (sdkCode === 'REQUEST_TIMEOUT' || rpcCode === JsonRpc.REQUEST_TIMEOUT)

@@ -185,7 +185,7 @@ export class LineTransport implements Transport {
   /** JSON text of `message`; a response that cannot be serialised (too deep, a cycle) becomes an error for its id. */
   private serialise(message: JSONRPCMessage): string | undefined {
     try {
-      return this.requestIds.serialise(message as { id?: unknown; method?: unknown });
+      return this.requestIds.serialise(message);
     } catch (err) {
       this.onerror?.(new Error(`cannot serialise an outgoing message: ${(err as Error).message}`));
       const m = message as { id?: unknown; method?: unknown };

@@ -24,7 +24,7 @@ export function numericIdLexeme(text: string): string | undefined {
   // `\u` escape, that occurrence is the top-level key (quotes inside strings are escaped, so the
   // only other way to see `"id"` is a string ending in an escaped quote, which makes two).
   const at = text.indexOf('"id"');
-  if (at !== -1 && text.indexOf('"id"', at + 4) === -1 && text.indexOf('\\u') === -1) return valueAt(text, at + 4);
+  if (at !== -1 && !text.includes('"id"', at + 4) && !text.includes('\\u')) return valueAt(text, at + 4);
   return scanTopLevel(text);
 }
 

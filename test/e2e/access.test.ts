@@ -17,7 +17,7 @@ const POLICY = {
 
 describe('audit log through the CLI', () => {
   it('N answered reads leave N records even after SIGKILL, a hostile URI stays one record, and the chain verifies', async () => {
-    await using dir = new TempDir();
+    using dir = new TempDir();
     const auditFile = dir.file('audit.jsonl');
     const proxy = await ProxyProcess.start({
       servers: { fx: upstreams.fixture('--resources', '3') },
@@ -49,7 +49,7 @@ describe('audit log through the CLI', () => {
 
 describe('two principals on one HTTP gateway', () => {
   it('each sees exactly what policy allows, reads and subscriptions interleaved; a cached entry read by one never reaches the other', async () => {
-    await using dir = new TempDir();
+    using dir = new TempDir();
     const config = dir.writeConfig({
       servers: { fx: upstreams.fixture('--resources', '3', '--subscribe') },
       auth: {
@@ -98,7 +98,7 @@ describe('two principals on one HTTP gateway', () => {
 
 describe('reload', () => {
   it('SIGHUP reloads the policy without dropping the session; a file that does not load keeps the running one', async () => {
-    await using dir = new TempDir();
+    using _dir = new TempDir();
     const base = { servers: { fx: upstreams.fixture('--resources', '3') }, stdio: { principal: 'erin', roles: ['eng'] } };
     const proxy = await ProxyProcess.start({ ...base, policy: POLICY }, { logLevel: 'info' });
     try {

@@ -32,11 +32,11 @@ function writeLog(dir: TempDir, n: number, perFile = n): string[] {
   const probe = dir.file('probe.jsonl');
   const p = openAuditLog({ file: probe, maxBytes: 0, keep: 1 });
   p.record(entry('docs+file:///0000.md'));
-  p.close();
+  void p.close();
   const recordBytes = readFileSync(probe).length;
   const log = openAuditLog({ file, maxBytes: recordBytes * perFile + recordBytes / 2, keep: 10 }, { now: () => Date.UTC(2026, 0, 1) });
   for (let i = 1; i <= n; i++) log.record(entry(`docs+file:///${String(i).padStart(4, '0')}.md`));
-  log.close();
+  void log.close();
   const rotated = Math.ceil(n / perFile) - 1;
   return [...Array.from({ length: rotated }, (_, i) => `${file}.${rotated - i}`), file];
 }
@@ -119,7 +119,7 @@ describe.concurrent('audit verify (built CLI)', () => {
     const log = openAuditLog({ file, maxBytes: 0, keep: 1 });
     log.record(entry(hostile));
     log.record(entry('docs+file:///after'));
-    log.close();
+    void log.close();
     const text = readFileSync(file, 'utf8');
     expect(text.split(/\r\n|\r|\n|\u2028|\u2029/)).toHaveLength(3); // two lines and the empty rest, by any reader's rules
     expect((JSON.parse(text.split('\n')[0]!) as { uri: string }).uri).toBe(hostile);
@@ -214,7 +214,7 @@ describe('audit log durability', () => {
     // Reopening cuts such a tail and continues the chain; then the whole file verifies.
     const log = openAuditLog({ file, maxBytes: 0, keep: 1 });
     log.record(entry('docs+file:///after-restart'));
-    log.close();
+    void log.close();
     const after = await verifyAuditFiles([file]);
     expect(after.broken).toBeUndefined();
     expect(after.records).toBe(result.records + 1);
@@ -287,7 +287,7 @@ describe('keyed chain and anchors (built CLI)', () => {
   });
 
   it('a keyed log written across rotations and restarts verifies with the key and its anchors; a wrong or missing key does not', async () => {
-    await using dir = new TempDir();
+    using dir = new TempDir();
     const auditFile = dir.file('audit.jsonl');
     const anchorFile = dir.file('anchors.jsonl');
     const audit = { file: auditFile, maxBytes: 2500, keep: 20, keyEnv: KEY_ENV, anchorFile, anchorEvery: 4 };
@@ -348,7 +348,7 @@ describe('keyed chain and anchors (built CLI)', () => {
     const firstLine = (r: { stdout: unknown }) => String(r.stdout).split('\n')[0];
 
     it('the untouched copy verifies strictly', async () => {
-      await using dir = new TempDir();
+      using dir = new TempDir();
       const anchors = await setup(dir);
       const file = dir.file('copy.jsonl');
       writeLines(file, lines);
@@ -372,7 +372,7 @@ describe('keyed chain and anchors (built CLI)', () => {
       ],
       ['its tail cut off', (l: string[]) => l.slice(0, 7), 7, 'the log ends at seq 7, before seq 10 anchored at'],
     ])('fails with the key and the anchors: %s, naming its line', async (_what, tamper, line, reason) => {
-      await using dir = new TempDir();
+      using dir = new TempDir();
       const anchors = await setup(dir);
       const file = dir.file('tampered.jsonl');
       writeLines(file, tamper(lines));
@@ -392,7 +392,7 @@ describe('keyed chain and anchors (built CLI)', () => {
       ],
       ['its tail cut off', (l: string[]) => l.slice(0, 7), () => 7, 'records after this line were cut off (truncated)'],
     ])('fails with the anchors alone (no key): %s, naming its line', async (_what, tamper, lineOf, reason) => {
-      await using dir = new TempDir();
+      using dir = new TempDir();
       const anchors = await setup(dir);
       const seqs = linesOf(anchors).map((a) => (JSON.parse(a) as { seq: number }).seq);
       expect(seqs.at(-1)).toBe(10); // the shutdown anchor
@@ -406,7 +406,7 @@ describe('keyed chain and anchors (built CLI)', () => {
     });
 
     it('reports records appended after the last anchor (no key) as unanchored from their line, and --strict fails on them', async () => {
-      await using dir = new TempDir();
+      using dir = new TempDir();
       const anchors = await setup(dir);
       const file = dir.file('appended.jsonl');
       const forged = resealPlain([...lines, lines[9]!.replace('"seq":10,', '"seq":11,'), lines[9]!.replace('"seq":10,', '"seq":12,')], 10, {
@@ -422,7 +422,7 @@ describe('keyed chain and anchors (built CLI)', () => {
     });
 
     it('a torn last anchor (a crash while anchoring) is ignored with a warning', async () => {
-      await using dir = new TempDir();
+      using dir = new TempDir();
       const anchors = await setup(dir);
       appendFileSync(anchors, '{"seq":99,"ha');
       const file = dir.file('copy.jsonl');

@@ -46,7 +46,7 @@ const federation = suiteResource(async (): Promise<Federation> => {
   const failed = started.find((s) => s.status === 'rejected');
   if (failed) {
     await all[Symbol.asyncDispose]();
-    throw (failed as PromiseRejectedResult).reason;
+    throw failed.reason;
   }
   const [proxy, everything, fixture, memory] = values as [ProxyProcess, DirectClient, DirectClient, DirectClient];
   return { proxy, direct: { everything, fixture, memory }, ids, [Symbol.asyncDispose]: () => all[Symbol.asyncDispose]() };
@@ -144,7 +144,7 @@ describe('reads', () => {
     const uris = Array.from({ length: FIXTURE_COUNT }, (_, i) => `fixture+fixture://res/${i}`);
     const results = await Promise.all(uris.map((uri) => client().readResource({ uri })));
     const wrong = results.flatMap((r, i) => {
-      const expected = [fixtureContent(uris[i] as string, i, FIXTURE_SIZE)];
+      const expected = [fixtureContent(uris[i]!, i, FIXTURE_SIZE)];
       return JSON.stringify(r.contents) === JSON.stringify(expected) ? [] : [uris[i]];
     });
     expect(wrong).toEqual([]);

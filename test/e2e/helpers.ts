@@ -55,7 +55,7 @@ export function withPatientLists(config: unknown): unknown {
   if (!('servers' in c) && !('mcpServers' in c)) return config;
   const list = c.list;
   if (list !== undefined && (typeof list !== 'object' || list === null || 'firstWaitMs' in list)) return config;
-  return { ...c, list: { ...(list as object | undefined), firstWaitMs: 60_000 } };
+  return { ...c, list: { ...list, firstWaitMs: 60_000 } };
 }
 
 /** A fresh temp folder, removed on dispose. */
@@ -219,10 +219,7 @@ export class V2Proxy implements AsyncDisposable {
   }
   /** A raw request: the result exactly as the proxy sent it (no client-side cache, no typed helper). */
   raw(method: string, params: Record<string, unknown> = {}): Promise<Record<string, unknown>> {
-    return this.client.request(
-      { method, params } as never,
-      { '~standard': { version: 1, vendor: 'test', validate: (v: unknown) => ({ value: v }) } } as never,
-    ) as Promise<Record<string, unknown>>;
+    return this.client.request({ method, params } as never, { '~standard': { version: 1, vendor: 'test', validate: (v: unknown) => ({ value: v }) } } as never);
   }
   async [Symbol.asyncDispose](): Promise<void> {
     await this.client.close().catch(() => undefined);
@@ -350,7 +347,7 @@ export class HttpGatewayProcess implements AsyncDisposable {
     ];
     const execaOptions = { reject: false, stdin: 'ignore', all: true } as const;
     this.process = options.direct ? execa(CLI, args, execaOptions) : execa(process.execPath, [CLI, ...args], execaOptions);
-    createInterface({ input: this.process.stderr! }).on('line', (line) => {
+    createInterface({ input: this.process.stderr }).on('line', (line) => {
       this.log += `${line}\n`;
       for (const l of [...this.lineListeners]) l(line);
     });
@@ -411,7 +408,7 @@ export class HttpGatewayProcess implements AsyncDisposable {
 /** Runs the built CLI to completion (never rejects; inspect exitCode, stdout, stderr). */
 export async function runCli(args: string[], options: ExecaOptions = {}): Promise<ExecaResult> {
   assertBuilt();
-  return (await execa(process.execPath, [CLI, ...args], { reject: false, stdin: 'ignore', timeout: 20_000, ...options })) as ExecaResult;
+  return await execa(process.execPath, [CLI, ...args], { reject: false, stdin: 'ignore', timeout: 20_000, ...options });
 }
 
 export { rpcError } from '../helpers/rpc-error.js';

@@ -68,7 +68,7 @@ async function oneNullAnswer(s: WireSession, line: string | Buffer): Promise<Ans
   await marker(s);
   const answers = s.nullAnswers.slice(nulls);
   expect(answers, 'answers with id null').toHaveLength(1);
-  const answer = answers[0] as Answer;
+  const answer = answers[0]!;
   expectWellFormed(answer);
   expect(answer).toHaveProperty('id', null);
   return answer;
@@ -161,6 +161,7 @@ describe('malformed lines from the client', () => {
     expect(answer.error?.message).toMatch(INVALID_REQUEST);
   });
 
+  // eslint-disable-next-line @typescript-eslint/no-redundant-type-constituents -- `undefined` says "no id" to the reader
   it.each<[string, string, AnyId | undefined]>([
     ['a result', '{"jsonrpc":"2.0","id":"resp-1","result":{}}', 'resp-1'],
     ['an error', '{"jsonrpc":"2.0","id":"resp-2","error":{"code":-32000,"message":"nope"}}', 'resp-2'],

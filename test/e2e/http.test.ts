@@ -238,7 +238,7 @@ describe('Streamable HTTP endpoint', () => {
 
 describe('HTTP startup and shutdown', () => {
   it('refuses a non-loopback bind without auth (exit 2), unless --allow-unauthenticated', async () => {
-    await using dir = new TempDir();
+    using dir = new TempDir();
     const config = dir.writeConfig({ servers: { fx: upstreams.fixture('--resources', '1') } });
     const r = await runCli(['serve', '--http', '--host', '0.0.0.0', '--port', '0', '--config', config]);
     expect(r.exitCode).toBe(2);

@@ -143,7 +143,7 @@ class Live implements AsyncDisposable {
       this.proxy.waitForLog(() => matching().length >= n),
       `log record #${n}: ${what}`,
     );
-    return matching()[n - 1] as LogRecord;
+    return matching()[n - 1]!;
   }
 
   async [Symbol.asyncDispose](): Promise<void> {

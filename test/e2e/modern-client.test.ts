@@ -181,7 +181,7 @@ describe('upstreams of both eras over stdio and HTTP, to clients of both eras', 
       expect(await rpcError(q.client.readResource({ uri: 'web+modern://nope' }))).toEqual(notFound('web+modern://nope'));
 
       const arrivals: string[] = [];
-      let onArrival = () => undefined as void;
+      let onArrival: () => void = () => undefined;
       p.client.setNotificationHandler('notifications/resources/updated', (n) => {
         arrivals.push(n.params.uri);
         onArrival();

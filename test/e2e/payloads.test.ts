@@ -21,7 +21,7 @@ describe('large payloads', () => {
   it('relays every multi-megabyte text and blob read intact while they run concurrently', async () => {
     const uris = Array.from({ length: COUNT }, (_, i) => `big+fixture://res/${i}`);
     const results = await Promise.all(uris.map((uri) => client().readResource({ uri })));
-    const wrong = results.flatMap((r, i) => (JSON.stringify(r.contents) === JSON.stringify([fixtureContent(uris[i] as string, i, SIZE)]) ? [] : [uris[i]]));
+    const wrong = results.flatMap((r, i) => (JSON.stringify(r.contents) === JSON.stringify([fixtureContent(uris[i]!, i, SIZE)]) ? [] : [uris[i]]));
     expect(wrong).toEqual([]);
   });
 });

@@ -78,7 +78,11 @@ class Gateway extends HttpGatewayProcess {
 }
 
 /** A JSON-RPC answer body. */
-type Answer = { id?: unknown; result?: Record<string, unknown>; error?: { code: number; message: string; data?: { retryAfterMs?: number } } };
+interface Answer {
+  id?: unknown;
+  result?: Record<string, unknown>;
+  error?: { code: number; message: string; data?: { retryAfterMs?: number } };
+}
 
 /** The refusal every per-principal bound gives over HTTP: 429, Retry-After, and the same wait in `data.retryAfterMs`. */
 async function expectRefused(res: Response, id: unknown = null): Promise<void> {

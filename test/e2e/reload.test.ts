@@ -3,8 +3,6 @@ import { readFileSync, renameSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { setTimeout as delay } from 'node:timers/promises';
 import { describe, expect, it } from 'vitest';
-import { Client } from '@modelcontextprotocol/sdk/client/index.js';
-import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import { ResourceListChangedNotificationSchema } from '@modelcontextprotocol/sdk/types.js';
 import {
   HttpGatewayProcess,
@@ -56,7 +54,7 @@ function without(config: Record<string, unknown>, key: string): Record<string, u
 
 describe('reload refuses what would weaken security unsaid (SIGHUP)', () => {
   it('dropping policy, auth, audit or limits is refused one by one and all at once; policy, limits and audit still hold; the explicit form applies', async () => {
-    await using dir = new TempDir();
+    using dir = new TempDir();
     const auditFile = dir.file('audit.jsonl');
     const full = {
       servers: SERVERS,
@@ -283,7 +281,7 @@ describe('--watch', () => {
 
 describe('servers edits', () => {
   it('add, remove and restart exactly the named upstreams; the others are untouched; subscribers hear list_changed', async () => {
-    await using dir = new TempDir();
+    using dir = new TempDir();
     const record = dir.file('starts.log');
     writeFileSync(record, '');
     const rec = (name: string, ...args: string[]): StdioUpstream => ({
@@ -364,7 +362,7 @@ describe('mcp-federate reload --check', () => {
     runCli(['reload', '--check', '--config', runningFile, ...extra, dir.writeConfig(candidate, `candidate-${++candidates}.json`)]);
 
   it('prints what a reload would change (exit 0) or why it would be refused (exit 1)', { timeout: 90_000 }, async () => {
-    await using dir = new TempDir();
+    using dir = new TempDir();
     const runningFile = dir.writeConfig(running, 'running.json');
     const loose = { servers: SERVERS, policy: POLICY, audit: false };
     // Independent processes: run side by side.
@@ -388,7 +386,7 @@ describe('mcp-federate reload --check', () => {
   });
 
   it('a file that does not load, or a bad invocation, exits 2 naming the file and the problem', { timeout: 90_000 }, async () => {
-    await using dir = new TempDir();
+    using dir = new TempDir();
     const runningFile = dir.writeConfig(running, 'running.json');
     const torn = dir.writeConfig('{ "servers": ', 'torn.json');
     const badField = dir.writeConfig({ servers: SERVERS, policy: { default: 'maybe' } }, 'bad.json');

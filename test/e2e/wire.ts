@@ -161,7 +161,7 @@ export class WireSession implements AsyncDisposable {
   /** The first answer for `id`, as soon as it arrives. */
   async answer(id: AnyId, ms = EVENT_MS): Promise<Answer> {
     await this.until(() => this.answers(id).length > 0, `an answer with id ${JSON.stringify(id)}`, ms);
-    return this.answers(id)[0] as Answer;
+    return this.answers(id)[0]!;
   }
 
   /** Sends a request (a fresh numeric id unless given) and resolves with its answer. */
@@ -224,7 +224,7 @@ export class WireSession implements AsyncDisposable {
   /** The first log record matching `match`, as soon as it is written. */
   async waitForLog(match: (r: LogRecord) => boolean, what = 'a matching log record', ms = EVENT_MS): Promise<LogRecord> {
     await this.until(() => this.logs().some(match), what, ms);
-    return this.logs().find(match) as LogRecord;
+    return this.logs().find(match)!;
   }
 
   /** The end of stderr, for failure messages. */
@@ -256,7 +256,7 @@ export class WireSession implements AsyncDisposable {
       let parsed: Answer | undefined;
       try {
         const value: unknown = JSON.parse(raw);
-        parsed = typeof value === 'object' && value !== null && !Array.isArray(value) ? (value as Answer) : undefined;
+        parsed = typeof value === 'object' && value !== null && !Array.isArray(value) ? value : undefined;
       } catch {
         parsed = undefined;
       }

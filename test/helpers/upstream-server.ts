@@ -74,7 +74,9 @@ export function createUpstreamServer(spec: UpstreamSpec, stats: UpstreamHandle['
       },
     },
   );
-  server.oninitialized = () => void stats.initializes++;
+  server.oninitialized = () => {
+    stats.initializes++;
+  };
   const page = <T>(items: T[], cursor: string | undefined) => {
     if (cursor !== undefined) stats.cursorsSeen.push(cursor);
     if (spec.failList) throw new McpError(-32603, 'upstream list exploded: secret detail');

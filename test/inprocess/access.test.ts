@@ -3,7 +3,7 @@ import { describe, expect, it } from 'vitest';
 import { ResourceUpdatedNotificationSchema } from '@modelcontextprotocol/sdk/types.js';
 import { compilePolicy, type PolicyAction } from '../../src/access/policy.js';
 import { parseConfig } from '../../src/config/load.js';
-import { createUpstreamServer, newStats } from '../helpers/upstream-server.js';
+import { createUpstreamServer } from '../helpers/upstream-server.js';
 import { startHarness } from '../helpers/harness.js';
 import { rpcError } from '../helpers/rpc-error.js';
 import { within } from '../helpers/gate.js';
@@ -85,7 +85,7 @@ describe('access policy through the proxy', () => {
 
     // Notifications: alice subscribed before a reload revokes her; the update after it is suppressed.
     const aliceGot: string[] = [];
-    let heard = () => undefined as void;
+    let heard: () => void = () => undefined;
     alice.setNotificationHandler(ResourceUpdatedNotificationSchema, (n) => {
       aliceGot.push(n.params.uri);
       heard();
@@ -162,6 +162,7 @@ describe('access policy through the proxy', () => {
           const call = action === 'read' ? client.readResource({ uri: `docs+${uri}` }) : client.subscribeResource({ uri: `docs+${uri}` });
           const got = await call.then(
             () => true,
+            // eslint-disable-next-line @typescript-eslint/prefer-promise-reject-errors -- rethrows the SDK's error unchanged
             (e: { code: number }) => (e.code === -32002 ? false : Promise.reject(e)),
           );
           trials++;

@@ -45,7 +45,7 @@ describe('audit log', () => {
   const write = (n: number, over: { maxBytes?: number; keep?: number } = {}) => {
     const log = open(over);
     for (let i = 0; i < n; i++) log.record(read(`docs+file:///${i}.md`));
-    log.close();
+    void log.close();
   };
 
   beforeEach(() => {
@@ -66,7 +66,7 @@ describe('audit log', () => {
     log.record(read('docs+file:///sync.md')); // a synchronous record writes the pending batch first
     await more;
     writes.mockRestore();
-    log.close();
+    void log.close();
     expect(records().map((r) => r.uri)).toEqual([
       ...Array.from({ length: 20 }, (_, i) => `docs+file:///b${i}.md`),
       'docs+file:///c.md',
@@ -87,7 +87,7 @@ describe('audit log', () => {
     for (const p of failed) await expect(p).rejects.toThrow(/ENOSPC/);
     writes.mockRestore();
     await log.recordBatched(read('docs+file:///after.md'));
-    log.close();
+    void log.close();
     expect(records().map((r) => [r.seq, r.uri])).toEqual([
       [1, 'docs+file:///ok.md'],
       [2, 'docs+file:///after.md'],
@@ -98,7 +98,7 @@ describe('audit log', () => {
   it('rotates on the batched path too, the chain continuing across the files', async () => {
     const log = open({ maxBytes: 1500 });
     for (let i = 0; i < 12; i++) await Promise.all([log.recordBatched(read(`docs+file:///${i}a.md`)), log.recordBatched(read(`docs+file:///${i}b.md`))]);
-    log.close();
+    void log.close();
     const files = [`${file}.2`, `${file}.1`, file].filter((f) => existsSync(f));
     expect(files.length).toBeGreaterThan(1);
     const verified = await verifyAuditFiles(files.filter((f) => existsSync(f)));
@@ -112,7 +112,7 @@ describe('audit log', () => {
     log.record(read());
     log.record(list);
     log.record(read('docs+file:///b.md', { decision: 'deny', rule: 'no-secrets', outcome: 'denied', cache: undefined, bytes: undefined }));
-    log.close();
+    void log.close();
     const [r1, r2, r3] = records();
     expect(lines()).toHaveLength(3);
     expect(r1).toEqual({
@@ -179,7 +179,7 @@ describe('audit log', () => {
     const withSecret = { ...caller, token: 'Bearer s3cret', headers: { authorization: 'x' } } as Caller;
     const log = open();
     log.record({ ...read(), caller: withSecret, ...({ contents: 'the text', params: { secret: 1 } } as object) });
-    log.close();
+    void log.close();
     const text = readFileSync(file, 'utf8');
     expect(text).not.toMatch(/s3cret|authorization|the text|secret|contents|params/);
   });
@@ -197,7 +197,7 @@ describe('audit log', () => {
     log.record(
       read(`docs+file:///${'x'.repeat(1500)}`, { caller: { ...caller, roles: Array.from({ length: 60 }, (_, i) => `role-${i}-${'r'.repeat(400)}`) } }),
     );
-    log.close();
+    void log.close();
     expect(statSync(file).size).toBeGreaterThan(20_000);
     write(1);
     expect(records().map((r) => r.seq)).toEqual([1, 2]);
@@ -223,7 +223,7 @@ describe('audit log', () => {
     const logger = createLogger({ destination: new Writable({ write: (c: Buffer, _e, cb) => (warnings.push(c.toString()), cb()) }), level: 'warn' });
     const log = openAuditLog({ file, maxBytes: 0, keep: 10 }, { now, logger });
     log.record(read());
-    log.close();
+    void log.close();
     expect(records().map((r) => r.seq)).toEqual([1, 2, 3]);
     expect(await verifyAuditFiles([file])).toMatchObject({ records: 3 });
     expect(warnings).toHaveLength(1);
@@ -280,7 +280,7 @@ describe('audit log', () => {
       openSync.mockRestore();
     }
     log.record(read());
-    log.close();
+    void log.close();
     expect(records(`${file}.2`).map((r) => r.seq)).toEqual([1, 2]);
     expect(records(file).map((r) => r.seq)).toEqual([3]);
     expect(await verifyAuditFiles([`${file}.2`, file])).toMatchObject({ records: 3, anchored: false });
@@ -291,7 +291,7 @@ describe('audit log', () => {
     const log = open();
     log.record(read(hostile));
     log.record(read());
-    log.close();
+    void log.close();
     const text = readFileSync(file, 'utf8');
     expect(text.split('\n')).toHaveLength(3);
     expect(text).not.toMatch(/[\r\u2028\u2029\u0085\u202e\u2066\u007f\u0000]/);
@@ -304,7 +304,7 @@ describe('audit log', () => {
     const long = `docs+file:///${'a'.repeat(MAX_FIELD_CHARS - 14)}😀tail`; // the emoji straddles the limit
     const log = open();
     log.record(read(long, { upstreamUri: 'file:///short', caller: { ...caller, principal: 'p'.repeat(5000) } }));
-    log.close();
+    void log.close();
     const [r] = records();
     expect(r!.uri).toBe(long.slice(0, MAX_FIELD_CHARS - 1));
     expect(r!.principal).toHaveLength(MAX_FIELD_CHARS);
@@ -315,8 +315,8 @@ describe('audit log', () => {
   it('close is idempotent, flushes, and a record after it is refused with CLOSED', async () => {
     const log = open();
     log.record(read());
-    log.close();
-    log.close();
+    void log.close();
+    void log.close();
     await log[Symbol.asyncDispose]();
     let error: unknown;
     try {
@@ -357,7 +357,7 @@ describe('audit log', () => {
     const writeKeyed = (n: number, over: { maxBytes?: number; keep?: number } = {}) => {
       const log = openKeyed(over);
       for (let i = 0; i < n; i++) log.record(read(`docs+file:///${i}.md`));
-      log.close();
+      void log.close();
     };
 
     it('gives each record a MAC over the previous MAC and the canonical record, first from 64 zeros', async () => {
@@ -388,7 +388,7 @@ describe('audit log', () => {
       writeKeyed(4, { maxBytes: recordBytes * 3 + 10 });
       const log = openKeyed({ maxBytes: recordBytes * 3 + 10 }); // a restart, then batched records that rotate
       await Promise.all([1, 2, 3, 4].map((i) => log.recordBatched(read(`docs+file:///b${i}.md`))));
-      log.close();
+      void log.close();
       writeKeyed(1, { maxBytes: recordBytes * 3 + 10 }); // another restart
       const files = [`${file}.2`, `${file}.1`, file];
       expect(files.map((f) => records(f).map((r) => r.seq))).toEqual([
@@ -493,7 +493,7 @@ describe('audit log', () => {
       const logger = createLogger({ destination: new Writable({ write: (c: Buffer, _e, cb) => (logged.push(c.toString()), cb()) }), level: 'info' });
       const log = openAuditLog({ file, maxBytes: 0, keep: 10, anchorEvery: 2 }, { now, logger });
       for (let i = 0; i < 3; i++) log.record(read());
-      log.close();
+      void log.close();
       const anchors = logged.map((l) => JSON.parse(l) as { msg: string; level: number; anchor: unknown }).filter((l) => l.msg === 'audit anchor');
       expect(anchors.map((a) => a.anchor)).toEqual([
         { seq: 2, hash: records()[1]!.hash },
@@ -505,7 +505,7 @@ describe('audit log', () => {
     it('a restart does not anchor what it found: only records it wrote are vouched for', async () => {
       write(2);
       const { every } = manualTimer();
-      openAuditLog({ file, maxBytes: 0, keep: 10, anchorFile: anchorFile() }, { now, every }).close();
+      void openAuditLog({ file, maxBytes: 0, keep: 10, anchorFile: anchorFile() }, { now, every }).close();
       expect(readFileSync(anchorFile(), 'utf8')).toBe('');
     });
 

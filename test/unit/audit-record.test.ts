@@ -18,6 +18,7 @@ describe('sealRecord', () => {
     ['no optional field', base],
     [
       'every optional field',
+      // eslint-disable-next-line @typescript-eslint/no-unnecessary-type-assertion -- without it tsc widens `cache` to string
       { ...base, uri: 'a+b://c', server: 'a', upstreamUri: 'b://c', cache: 'hit', bytes: 0, returned: 3, filtered: 1, durationMs: 0.0004 } as AuditEntry,
     ],
     [
@@ -41,6 +42,7 @@ describe('sealRecord', () => {
     const { hash, ...rest } = JSON.parse(line) as Record<string, unknown>;
     expect(hash).toBe(record.hash);
     const jcs = canonicalize(rest);
+    // eslint-disable-next-line @typescript-eslint/restrict-template-expressions -- `hash` is the parsed line's field, checked to be a string by the line above
     expect(line).toBe(`${escapeLineBreakers(jcs.slice(0, -1))},"hash":"${hash}"}\n`);
     expect(hash).toBe(chainHash(GENESIS_HASH, jcs));
   });

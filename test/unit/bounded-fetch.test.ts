@@ -331,6 +331,7 @@ describe('through the SDK client over Streamable HTTP', () => {
 
     beforeAll(async () => {
       const transports = new Map<string, StreamableHTTPServerTransport>();
+      // eslint-disable-next-line @typescript-eslint/no-misused-promises -- a test server: a failure shows in the response the test reads
       upstream = createServer(async (req, res) => {
         const sessionId = req.headers['mcp-session-id'] as string | undefined;
         let transport = sessionId ? transports.get(sessionId) : undefined;

@@ -59,7 +59,7 @@ function snippetsOf(file: string, markdown: string): Snippet[] {
 }
 
 /** Every `${VAR}` resolves to a value that is also a valid bearer token and secret. */
-const anyEnv = new Proxy({} as Record<string, string>, { get: () => 'snippet-example-value-0123456789abcdef-0123456789abcdef' });
+const anyEnv = new Proxy({}, { get: () => 'snippet-example-value-0123456789abcdef-0123456789abcdef' });
 
 const OUR_KEYS = new Set(Object.keys(ConfigSchema.in.shape));
 const STUB_SERVERS = { servers: { stub: { command: 'node', args: ['stub.js'] } } };

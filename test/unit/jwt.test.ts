@@ -3,7 +3,7 @@ import { generateKeyPairSync, type KeyObject } from 'node:crypto';
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { CompactSign, SignJWT, exportJWK, exportSPKI, generateKeyPair, type CryptoKey, type JWK, type JWTPayload } from 'jose';
+import { CompactSign, SignJWT, exportJWK, exportSPKI, generateKeyPair, type CryptoKey, type JWK } from 'jose';
 import { JwtSchema } from '../../src/config/schema.js';
 import { createJwtVerifier, type JwtVerdict } from '../../src/serve/auth/jwt.js';
 
@@ -31,7 +31,7 @@ async function pair(alg: string, kid: string): Promise<Pair> {
 async function sign(key: CryptoKey | KeyObject | Uint8Array, header: { alg: string; kid?: string }, claims: Record<string, unknown> = {}): Promise<string> {
   const body: Record<string, unknown> = { sub: 'alice', roles: ['eng'], aud: 'mcp', iss: ISSUER, iat: T, exp: T + 600, ...claims };
   for (const [k, v] of Object.entries(body)) if (v === undefined) delete body[k];
-  return new SignJWT(body as JWTPayload).setProtectedHeader(header).sign(key);
+  return new SignJWT(body).setProtectedHeader(header).sign(key);
 }
 const signWith = (p: Pair, claims: Record<string, unknown> = {}) => sign(p.privateKey, { alg: p.alg, kid: p.kid }, claims);
 const hs256 = (claims: Record<string, unknown> = {}, secret = SECRET) => sign(new TextEncoder().encode(secret), { alg: 'HS256' }, claims);
@@ -187,7 +187,7 @@ describe('forged and unsigned tokens', () => {
 
   it('a tampered signature is refused', async () => {
     const [h, p, s] = (await signWith(rsa)).split('.') as [string, string, string];
-    const flipped = (s[0] === 'A' ? 'B' : 'A') + s.slice(1);
+    const flipped = (s.startsWith('A') ? 'B' : 'A') + s.slice(1);
     expect(await jwksVerifier()(`${h}.${p}.${flipped}`)).toEqual(refused('ERR_JWS_SIGNATURE_VERIFICATION_FAILED'));
   });
 

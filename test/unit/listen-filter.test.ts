@@ -35,7 +35,7 @@ describe('ListenFilter', () => {
     const o = opener();
     const f = new ListenFilter(o.open);
     const slow = deferred();
-    o.hold(slow.promise);
+    void o.hold(slow.promise);
     const first = f.add('a://1');
     const burst = ['a://2', 'a://3', 'a://4'].map((u) => f.add(u));
     o.release();

@@ -11,8 +11,8 @@ function harness(accepting: (uri: string) => boolean) {
   const transport = {
     start: async () => undefined,
     close: async () => undefined,
-    send: async (m: JSONRPCMessage) => void sent.push(m as never),
-    onmessage: (m: JSONRPCMessage) => void delivered.push(m as never),
+    send: async (m: JSONRPCMessage) => void sent.push(m),
+    onmessage: (m: JSONRPCMessage) => void delivered.push(m),
   } as unknown as Transport;
   const tap = new ListenTap({
     accept: async (uri) => {

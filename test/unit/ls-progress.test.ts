@@ -53,7 +53,9 @@ describe('ls progress', () => {
     const ticker: Ticker = (ms, t) => {
       expect(ms).toBeGreaterThan(0);
       tick = t;
-      return () => void stopped++;
+      return () => {
+        stopped++;
+      };
     };
     const stop = showSettling([a.u, b.u], o.out, ticker);
     expect(o.text()).toBe('⠋ starting a, b (0 of 2 settled)');

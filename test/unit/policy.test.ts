@@ -145,6 +145,7 @@ describe('decide: defaults', () => {
   });
 
   it('decide can be called detached from the policy object', () => {
+    // eslint-disable-next-line @typescript-eslint/unbound-method -- the example's functions do not use `this`
     const { decide, decideTemplate } = issueExample;
     expect(decide(alice, 'read', 'docs', 'file:///handbook/a')).toEqual({ allow: true, rule: 'eng-docs' });
     expect(decideTemplate(alice, 'list', 'docs', 'file:///handbook/{a}')).toEqual({ allow: true, rule: 'eng-docs' });

@@ -9,6 +9,7 @@ export const HttpSchema = z.strictObject({
   /** TCP port; 0 takes a free one (the bound URL is logged as `listening`). Default: 7330. */
   port: z.number().int().min(0).max(65535).default(7330),
   /** Path of the MCP endpoint. Default: `/mcp`. */
+  // eslint-disable-next-line no-useless-escape -- the escaped slash is in the published JSON schema's pattern; keep it stable
   path: z.string().regex(/^\/[A-Za-z0-9._~\/-]*$/, 'must start with "/" and hold only URL path characters').default('/mcp'),
   /** Exact origins (`https://app.example.com`) allowed besides same-host ones on loopback. Default: none. */
   allowedOrigins: z.array(z.string().min(1)).default([]),

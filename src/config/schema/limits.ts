@@ -51,7 +51,7 @@ export const LimitsSchema = z.unknown().transform((value, ctx): z.output<typeof 
     for (const issue of parsed.error.issues) ctx.addIssue(issue as Parameters<typeof ctx.addIssue>[0]);
     return z.NEVER;
   }
-  return Array.isArray(parsed.data) ? { reads: parsed.data, completions: [] } : (parsed.data as z.output<typeof LimitsObjectSchema>);
+  return Array.isArray(parsed.data) ? { reads: parsed.data, completions: [] } : (parsed.data);
 });
 
 /** One validated read limit (`limits.reads` entry), `burst` filled in. */

@@ -102,6 +102,7 @@ export function createAuthenticator(auth: AuthConfig, deps: AuthenticatorDeps = 
 }
 
 /** The token of `Authorization: Bearer <token>`, or why there is none. */
+// eslint-disable-next-line @typescript-eslint/no-redundant-type-constituents -- names the failures a caller must test for
 function bearerToken(authorization: string | readonly string[] | undefined): string | AuthFailure {
   if (authorization === undefined) return 'missing';
   let value: string;

@@ -28,7 +28,7 @@ export function boundedJwksFetch(maxBytes: number = DEFAULT_MAX_JWKS_BYTES, base
       await response.body.cancel().catch(() => undefined);
       throw new JwksTooLarge(`JWKS response of ${declared} bytes exceeds ${maxBytes}`);
     }
-    const reader = response.body.getReader();
+    const reader = (response.body as ReadableStream<Uint8Array>).getReader();
     const chunks: Uint8Array[] = [];
     let size = 0;
     for (;;) {

@@ -136,7 +136,7 @@ function keyOf(config: JwtConfig, jwks: JwksOptions): JWTVerifyGetKey | KeyObjec
       }
     };
   }
-  if (config.publicKey !== undefined) return createPublicKey(config.publicKey) as KeyObject;
+  if (config.publicKey !== undefined) return createPublicKey(config.publicKey);
   return new TextEncoder().encode(config.secret);
 }
 

@@ -20,8 +20,10 @@ export function echoIdAsSent(res: ServerResponse, value: number, lexeme: string)
   const text = (chunk: unknown) => (typeof chunk === 'string' ? chunk : chunk instanceof Uint8Array ? decoder.decode(chunk, { stream: true }) : '');
   const rewrite = (json: string): string => {
     try {
-      const m = JSON.parse(json) as { id?: unknown; method?: unknown };
-      return typeof m === 'object' && m !== null && m.method === undefined && m.id === value ? withRawId(m, lexeme) : json;
+      const m = JSON.parse(json) as unknown;
+      if (typeof m !== 'object' || m === null) return json;
+      const { id, method } = m as { id?: unknown; method?: unknown };
+      return method === undefined && id === value ? withRawId(m, lexeme) : json;
     } catch {
       return json;
     }

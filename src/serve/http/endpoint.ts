@@ -147,7 +147,7 @@ export function createHttpEndpoint(options: HttpEndpointOptions): HttpEndpoint {
       router.listening(createOriginHostCheck({ host: config.host, port, allowedOrigins: config.allowedOrigins, allowedHosts: config.allowedHosts }), base);
       if (sweepEvery > 0) {
         sweeper = setInterval(() => endpoint.sweep(), sweepEvery);
-        sweeper.unref?.();
+        sweeper.unref();
       }
       return new URL(`${base}${config.path}`);
     },

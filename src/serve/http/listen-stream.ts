@@ -41,13 +41,14 @@ export interface OpenListen {
  */
 export async function serveListen(res: ServerResponse, message: { id: Id; params?: { notifications?: unknown } }, deps: ListenDeps): Promise<OpenListen> {
   const id = message.id;
-  const filter = (message.params?.notifications ?? undefined) as Filter | undefined;
-  if (typeof filter !== 'object' || filter === null || Array.isArray(filter)) {
+  const notifications = message.params?.notifications;
+  if (typeof notifications !== 'object' || notifications === null || Array.isArray(notifications)) {
     res
       .writeHead(200, { 'content-type': 'application/json' })
       .end(JSON.stringify(errorAnswer(id, JsonRpc.INVALID_PARAMS, "Invalid params: 'notifications' is required and must be a valid SubscriptionFilter")));
     return { close: () => undefined };
   }
+  const filter = notifications as Filter;
   const stamp = { [SUBSCRIPTION_ID_META_KEY]: id };
   let open = true;
   /** Events that happen before the acknowledgement is out wait for it. */
@@ -88,6 +89,7 @@ export async function serveListen(res: ServerResponse, message: { id: Id; params
   const honored: Record<string, unknown> = {};
   if (accepted.length > 0) honored.resourceSubscriptions = accepted;
   if (wantsListChanged) honored.resourcesListChanged = true;
+  // eslint-disable-next-line @typescript-eslint/no-unnecessary-condition -- the client may have gone during the await above
   if (!open) return { close: () => undefined };
   res.writeHead(200, { 'content-type': 'text/event-stream', 'cache-control': 'no-cache, no-transform', connection: 'keep-alive', 'x-accel-buffering': 'no' });
   const waiting = early;
@@ -98,7 +100,7 @@ export async function serveListen(res: ServerResponse, message: { id: Id; params
     end(true); // nothing to listen for
   } else {
     keepAlive = setInterval(() => open && res.write(': keepalive\n\n'), deps.keepAliveMs);
-    keepAlive.unref?.();
+    keepAlive.unref();
   }
   return { close: () => end(true) };
 }

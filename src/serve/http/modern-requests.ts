@@ -31,7 +31,11 @@ export interface ModernRequestsOptions {
 }
 
 /** One request as far as this path reads it. */
-type ModernMessage = { id?: string | number; method?: string; params?: { notifications?: unknown } };
+interface ModernMessage {
+  id?: string | number;
+  method?: string;
+  params?: { notifications?: unknown };
+}
 
 /**
  * Serves 2026-07-28 requests: each is stateless (SDK v2's `createMcpHandler` with
@@ -103,6 +107,7 @@ export class ModernRequests {
     logger.debug({ principal: caller.principal, session: caller.session }, 'http: listen');
     // The listen acts for its credential as resolved now: refreshed or closed by a reload, closed at its expiry.
     let downstream: DownstreamSession | undefined;
+    // eslint-disable-next-line prefer-const -- the revoke callback reads it before it is assigned
     let listen: OpenListen | undefined;
     let revoked = false;
     const held = identities.hold(who.credential, {
@@ -126,6 +131,7 @@ export class ModernRequests {
       maxQueuedBytes: this.options.maxQueuedBytes,
       keepAliveMs: this.options.keepAliveMs,
     });
+    // eslint-disable-next-line @typescript-eslint/no-unnecessary-condition -- a revoke may have come during the await above
     if (revoked) return listen.close();
     listens.add(listen);
     const opened = listen;

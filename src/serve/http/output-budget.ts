@@ -32,17 +32,19 @@ export class OutputBudget {
       set.delete(res);
       if (set.size === 0 && this.open.get(principal) === set) this.open.delete(principal);
     });
-    const budget = this;
+    const check = () => this.check(principal, res);
+    // eslint-disable-next-line @typescript-eslint/unbound-method -- applied below with the response's own `this`
     const write = res.write;
+    // eslint-disable-next-line @typescript-eslint/unbound-method -- as above
     const end = res.end;
     res.write = function (this: ServerResponse, ...args: unknown[]) {
       const r = (write as (...a: unknown[]) => boolean).apply(this, args);
-      budget.check(principal, res);
+      check();
       return r;
     } as ServerResponse['write'];
     res.end = function (this: ServerResponse, ...args: unknown[]) {
       const r = (end as (...a: unknown[]) => ServerResponse).apply(this, args);
-      budget.check(principal, res);
+      check();
       return r;
     } as ServerResponse['end'];
   }

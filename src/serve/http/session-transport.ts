@@ -163,7 +163,7 @@ export class HttpSessionTransport implements Transport {
       if (this.pending.get(id) !== res) return;
       this.pending.delete(id);
       this.ids.release(id);
-      this.onmessage?.({ jsonrpc: '2.0', method: 'notifications/cancelled', params: { requestId: id, reason: 'client disconnected' } } as JSONRPCMessage);
+      this.onmessage?.({ jsonrpc: '2.0', method: 'notifications/cancelled', params: { requestId: id, reason: 'client disconnected' } });
     });
     this.onmessage?.(body as JSONRPCMessage, extra);
   }
@@ -178,7 +178,7 @@ export class HttpSessionTransport implements Transport {
     this.stream = res;
     clearInterval(this.keepAlive);
     this.keepAlive = setInterval(() => this.stream?.write(': keepalive\n\n'), this.options.keepAliveMs);
-    this.keepAlive.unref?.();
+    this.keepAlive.unref();
     res.once('close', () => {
       if (this.stream !== res) return;
       this.stream = undefined;
