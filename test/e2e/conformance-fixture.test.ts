@@ -14,7 +14,11 @@ const SCRIPT = path.join(ROOT, 'test', 'fixtures', 'conformance-server.mjs');
 const MODERN = '2026-07-28';
 const ALL_CAPABILITIES = { elicitation: {}, sampling: {}, roots: {} };
 
-type RpcAnswer = { id?: unknown; result?: Record<string, unknown> & { resultType?: string; requestState?: string }; error?: { code: number; message: string } };
+interface RpcAnswer {
+  id?: unknown;
+  result?: Record<string, unknown> & { resultType?: string; requestState?: string };
+  error?: { code: number; message: string };
+}
 
 /** One 2026-07-28 request as its own HTTP POST (envelope, headers), answered with JSON or one SSE response. */
 async function post(
