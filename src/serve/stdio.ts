@@ -4,7 +4,7 @@ import type { AccessGate } from '../access/gate.js';
 import { hasModernClaim } from '../eras/claim.js';
 import { ListenTap } from '../eras/listen-tap.js';
 import type { Logger } from '../logger.js';
-import { installServerGuard } from '../wire/dispatch.js';
+import { deliverTo, guardedTail, installServerGuard, type MessageKind } from '../wire/dispatch.js';
 import { TransportFailure, type OutputLoss } from '../wire/line-transport.js';
 import type { Connection, DownstreamSession } from './proxy-types.js';
 
@@ -47,7 +47,7 @@ export async function serveConnection(transport: Transport, downstream: Downstre
     err instanceof TransportFailure
       ? logger.warn({ session: session.id, err: err.message }, 'session transport failed')
       : logger.debug({ session: session.id, err: err.message }, 'session transport');
-  const waiting: [JSONRPCMessage, MessageExtraInfo | undefined][] = [];
+  const waiting: [JSONRPCMessage, MessageKind, MessageExtraInfo | undefined][] = [];
   let opened = false;
   let closeEntry: () => Promise<void> = async () => void (await transport.close());
   const released = () => {
@@ -56,8 +56,8 @@ export async function serveConnection(transport: Transport, downstream: Downstre
   };
   const guard = installServerGuard(
     transport,
-    (message, extra) => {
-      waiting.push([message, extra]);
+    (message, kind, extra) => {
+      waiting.push([message, kind, extra]);
       if (opened || !('method' in message)) return;
       opened = true;
       void open(message).catch((err: unknown) => {
@@ -70,12 +70,9 @@ export async function serveConnection(transport: Transport, downstream: Downstre
   const open = async (first: JSONRPCMessage): Promise<void> => {
     // Whatever serves the session is connected to a tail of the transport (started already;
     // sends and closes pass through), so the guard stays the transport's only handler and
-    // nothing can overtake the messages waiting for the era to be picked.
-    const tail: Transport = {
-      start: async () => undefined,
-      send: (message, sendOptions) => transport.send(message, sendOptions),
-      close: () => transport.close(),
-    };
+    // nothing can overtake the messages waiting for the era to be picked. Messages reach it
+    // classified: a facade Server behind it classifies nothing again.
+    const tail = guardedTail(transport);
     if (!hasModernClaim((first as { params?: unknown }).params)) {
       const server = downstream.createServer('legacy');
       await server.connect(tail);
@@ -90,13 +87,13 @@ export async function serveConnection(transport: Transport, downstream: Downstre
       }).install(tail);
       closeEntry = () => entry.close();
     }
-    const deliver: NonNullable<Transport['onmessage']> = (message, extra) => tail.onmessage?.(message, extra);
+    const deliver = deliverTo(tail);
     transport.onclose = () => {
       tail.onclose?.();
       released();
     };
     guard.setNext(deliver);
-    for (const [message, extra] of waiting.splice(0)) deliver(message, extra);
+    for (const [message, kind, extra] of waiting.splice(0)) deliver(message, kind, extra);
   };
   transport.onerror = onerror;
   transport.onclose = released;

@@ -1,5 +1,5 @@
 // Dispatch of incoming JSON-RPC messages into an SDK Protocol: envelope-checked, every readable request id answered once.
-import type { Transport, JSONRPCMessage } from '@modelcontextprotocol/server';
+import type { Transport, JSONRPCMessage, MessageExtraInfo } from '@modelcontextprotocol/server';
 import { classify, type ReadableId } from './envelope.js';
 import { errorAnswer, errorText, JsonRpc, MARK_TOO_DEEP, MARK_TOO_LARGE } from '../errors.js';
 import { InFlightGate } from './in-flight.js';
@@ -33,6 +33,64 @@ export interface DispatchOptions {
 /** Which end of the connection the Protocol is: a server answers bad requests, a client fails its own pending ones. */
 export type Side = 'server' | 'client';
 
+/** What a well-formed message is, as {@link classify} found it. */
+export type MessageKind = 'request' | 'notification' | 'response';
+
+/** A handler of a message whose envelope was classified already (by the connection's guard), with its kind. */
+export type ClassifiedHandler = (message: JSONRPCMessage, kind: MessageKind, extra?: MessageExtraInfo) => void;
+
+/**
+ * The transport a guarded connection hands to whatever serves it: sends and closes pass through,
+ * and messages arrive classified. {@link installDispatch} plugs a Protocol into `receive`, so the
+ * envelope is classified once, at the edge; an SDK entry that reads `onmessage` gets it there.
+ */
+export interface GuardedTail extends Transport {
+  /** Where classified messages go when a Protocol's dispatch is installed; else they go to `onmessage`. */
+  receive: ClassifiedHandler | undefined;
+}
+
+const GUARDED = Symbol('mcp-federate/guarded');
+
+/** True for a {@link GuardedTail} (made by {@link guardedTail}). */
+function isGuardedTail(transport: Transport): transport is GuardedTail {
+  return (transport as { [GUARDED]?: true })[GUARDED] === true;
+}
+
+/** A {@link GuardedTail} in front of `transport` (already started): sends and closes go to it. */
+export function guardedTail(transport: Transport): GuardedTail {
+  return {
+    [GUARDED]: true,
+    receive: undefined,
+    start: async () => undefined,
+    send: (message, sendOptions) => transport.send(message, sendOptions),
+    close: () => transport.close(),
+  } as GuardedTail;
+}
+
+/** Delivers a classified message to `tail`: its installed dispatch, else its `onmessage`. */
+export function deliverTo(tail: GuardedTail): ClassifiedHandler {
+  return (message, kind, extra) => (tail.receive ? tail.receive(message, kind, extra) : tail.onmessage?.(message, extra));
+}
+
+/** The Protocol's own entry points for a classified message (throws when the SDK lacks them). */
+function protocolEntry(protocol: object): ClassifiedHandler {
+  const p = protocol as unknown as Partial<ProtocolInternals>;
+  if (typeof p._onrequest !== 'function' || typeof p._onresponse !== 'function' || typeof p._onnotification !== 'function') {
+    throw new Error('the SDK Protocol lacks _onrequest/_onresponse/_onnotification: dispatch cannot be installed');
+  }
+  const internals = p as ProtocolInternals;
+  return (message, kind, extra) => {
+    switch (kind) {
+      case 'request':
+        return internals._onrequest(message, extra);
+      case 'notification':
+        return internals._onnotification(message, extra);
+      case 'response':
+        return internals._onresponse(message);
+    }
+  };
+}
+
 const CANCELLED = 'notifications/cancelled';
 
 /**
@@ -51,14 +109,18 @@ const CANCELLED = 'notifications/cancelled';
  *   and dropped. An oversized message whose id cannot be read leaves the connection in an unknown
  *   state: the transport is closed (the upstream reconnects with backoff).
  *
+ * On a {@link GuardedTail} (server side), the guard in front has classified and answered already:
+ * the Protocol is plugged into `receive` as it is, and nothing is classified twice.
+ *
  * Call after `connect()`. Throws when the Protocol lacks the methods (an SDK change); a test pins it.
  */
 export function installDispatch(protocol: object, transport: RefusingTransport, side: Side): void {
-  const p = protocol as unknown as Partial<ProtocolInternals>;
-  if (typeof p._onrequest !== 'function' || typeof p._onresponse !== 'function' || typeof p._onnotification !== 'function') {
-    throw new Error('the SDK Protocol lacks _onrequest/_onresponse/_onnotification: dispatch cannot be installed');
+  const entry = protocolEntry(protocol);
+  if (side === 'server' && isGuardedTail(transport)) {
+    transport.receive = entry;
+    return;
   }
-  const internals = p as ProtocolInternals;
+  const internals = protocol as unknown as ProtocolInternals;
   const report = (message: string) => transport.onerror?.(new Error(message));
   const reply = replier(transport);
   const failPending = (id: string | number, message: string, data?: Record<string, unknown>) =>
@@ -68,11 +130,9 @@ export function installDispatch(protocol: object, transport: RefusingTransport, 
     const envelope = classify(message);
     switch (envelope.kind) {
       case 'request':
-        return internals._onrequest(message, extra);
       case 'notification':
-        return internals._onnotification(message, extra);
       case 'response':
-        return internals._onresponse(message);
+        return entry(message, envelope.kind, extra);
       case 'invalid':
         if (side === 'server') {
           if (envelope.answer) return reply(envelope.id, JsonRpc.INVALID_REQUEST, `Invalid Request: ${envelope.reason}`);
@@ -100,8 +160,8 @@ export function installDispatch(protocol: object, transport: RefusingTransport, 
 
 /** A guard in front of a connection's handler, re-pointable when the handler changes. */
 export interface ServerGuard {
-  /** Where well-formed messages go from now on. */
-  setNext(next: NonNullable<Transport['onmessage']>): void;
+  /** Where well-formed messages go from now on, with the kind the guard classified them as. */
+  setNext(next: ClassifiedHandler): void;
   /** The guard's own handler (re-install it as `onmessage` after something replaced it). */
   readonly handler: NonNullable<Transport['onmessage']>;
 }
@@ -111,11 +171,12 @@ export interface ServerGuard {
  * first message (an era is picked, an SDK entry takes over): installs itself as `onmessage`, so
  * every message the handler sees is well formed. A bad envelope with a readable id gets `-32600`
  * with that id (id null otherwise), a refused line `-32700` / `-32600`, and never reaches the
- * handler (SDK 2.x's `serveStdio` would drop it unanswered before the era is pinned). Requests in
- * flight are bounded by `maxInFlight` when the transport can pause (one gate for the connection's
- * whole life).
+ * handler (SDK 2.x's `serveStdio` would drop it unanswered before the era is pinned). The handler
+ * gets the kind with the message, so a Protocol behind it ({@link guardedTail}) classifies nothing
+ * again. Requests in flight are bounded by `maxInFlight` when the transport can pause (one gate for
+ * the connection's whole life).
  */
-export function installServerGuard(transport: RefusingTransport, next: NonNullable<Transport['onmessage']>, options: DispatchOptions = {}): ServerGuard {
+export function installServerGuard(transport: RefusingTransport, next: ClassifiedHandler, options: DispatchOptions = {}): ServerGuard {
   const reply = replier(transport);
   const gate = inFlightGate(transport, options.maxInFlight);
   let to = next;
@@ -124,14 +185,14 @@ export function installServerGuard(transport: RefusingTransport, next: NonNullab
     switch (envelope.kind) {
       case 'request':
         gate?.opened((message as { id: string | number }).id);
-        return to(message, extra);
+        return to(message, 'request', extra);
       case 'notification':
         if (gate && (message as { method: string }).method === CANCELLED) {
           gate.closed((message as { params?: { requestId?: unknown } }).params?.requestId);
         }
-        return to(message, extra);
+        return to(message, 'notification', extra);
       case 'response':
-        return to(message, extra);
+        return to(message, 'response', extra);
       case 'invalid':
         if (envelope.answer) return reply(envelope.id, JsonRpc.INVALID_REQUEST, `Invalid Request: ${envelope.reason}`);
         return transport.onerror?.(new Error(`dropped an invalid message: ${envelope.reason}`));

@@ -53,7 +53,8 @@ describe('the server guard with maxInFlight', () => {
     const transport = new LineTransport(input, output);
     await server.connect(transport);
     installDispatch(server, transport, 'server');
-    installServerGuard(transport, transport.onmessage!, { maxInFlight: 4 }); // in front of the dispatch, as a connection has it
+    const dispatch = transport.onmessage!;
+    installServerGuard(transport, (message) => dispatch(message), { maxInFlight: 4 }); // in front of the dispatch, as a connection has it
     const read = (id: number) => `${JSON.stringify({ jsonrpc: '2.0', id, method: 'resources/read', params: { uri: `x://${id}` } })}\n`;
     const cancel = (id: number) => `${JSON.stringify({ jsonrpc: '2.0', method: 'notifications/cancelled', params: { requestId: id } })}\n`;
     // A cancel is an answer the SDK never sends: request 1 no longer counts, so five fit under a bound of four.
