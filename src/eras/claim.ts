@@ -1,8 +1,7 @@
 // The two protocol eras, and whether a message claims MCP 2026-07-28 (its params carry the per-request `_meta` envelope's protocol version). Pure.
-import { PROTOCOL_VERSION_META_KEY, type ProtocolEra } from '@modelcontextprotocol/server';
+import { PROTOCOL_VERSION_META_KEY } from '@modelcontextprotocol/server';
 
-/** The protocol era a peer speaks: 2025-11-25 (`legacy`) or 2026-07-28 (`modern`); the SDK's own type. */
-export type Era = ProtocolEra;
+export type { Era } from './era.js';
 
 /** The revision of the modern era (the SDK exports no constant for it). */
 export const MODERN_REVISION = '2026-07-28';

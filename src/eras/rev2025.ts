@@ -1,26 +1,41 @@
-// MCP 2025-11-25 at the session edge: what SDK 2.x encodes the 2026 way is put back for 2025 clients.
-import { JsonRpc, MARK_NOT_FOUND } from '../errors.js';
+// MCP 2025-11-25 at the session edge: not-found is -32002, built so and sent as built; results as they are.
+import { JsonRpc } from '../errors.js';
+import type { EraEdge } from './era.js';
 
-/** The part of a transport this edge wraps. */
-interface Sending {
-  send: (message: never, options?: never) => Promise<void>;
+/** The SDK 2.x Protocol internals the 2025 edge relies on (TypeScript-private, present at run time; pinned by a test). */
+interface CodecHolder {
+  _negotiatedWireCodec?: (this: object) => { encodeErrorCode(code: number): number };
 }
+
+const asThrown = (code: number): number => code;
 
 /**
- * Wraps a 2025-11-25 session's `send` so that not-found answers carry `-32002` again, with
- * `data: { uri }` exactly as the client sent the URI (SDK 2.x's server encodes -32002 as -32602 in
- * every era). One property check per outgoing message.
- *
- * @example restoreLegacyNotFound(transport) // after server.connect(transport)
+ * Makes `server` answer a thrown error with the code it was thrown with. SDK 2.x encodes `-32002`
+ * as `-32602` (the 2026-07-28 code) in every era; a 2025-11-25 client is owed `-32002`, which the
+ * facade builds in the first place. The SDK's wire codec is wrapped once per codec (a prototype
+ * child whose `encodeErrorCode` is the identity), so each request costs one comparison.
+ * Throws when the SDK lacks the method (an SDK change); a test pins it.
  */
-export function restoreLegacyNotFound(transport: Sending): void {
-  const send = transport.send.bind(transport);
-  transport.send = ((message: { error?: { code: number; data?: Record<string, unknown> } }, options?: never) => {
-    const data = message.error?.data;
-    if (data?.[MARK_NOT_FOUND] === true) {
-      const { [MARK_NOT_FOUND]: _mark, ...rest } = data;
-      message = { ...message, error: { ...message.error!, code: JsonRpc.RESOURCE_NOT_FOUND, data: rest } };
+function answerCodesAsThrown(server: object): void {
+  const holder = server as CodecHolder;
+  const base = holder._negotiatedWireCodec;
+  if (typeof base !== 'function') throw new Error('the SDK Protocol lacks _negotiatedWireCodec: not-found cannot be answered as -32002');
+  let from: object | undefined;
+  let to: object | undefined;
+  holder._negotiatedWireCodec = function (this: object) {
+    const codec = base.call(this);
+    if (codec !== from) {
+      from = codec;
+      to = Object.create(codec, { encodeErrorCode: { value: asThrown } }) as object;
     }
-    return send(message as never, options);
-  }) as Sending['send'];
+    return to as ReturnType<typeof base>;
+  };
 }
+
+/** The 2025-11-25 edge: `-32002` for not-found, results as they are (no cache fields in this era). */
+export const rev2025: EraEdge = {
+  era: 'legacy',
+  notFoundCode: JsonRpc.RESOURCE_NOT_FOUND,
+  answer: (result) => result,
+  prepare: answerCodesAsThrown,
+};
