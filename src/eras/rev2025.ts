@@ -1,6 +1,7 @@
-// MCP 2025-11-25 at the session edge: not-found is -32002, built so and sent as built; results as they are.
+// MCP 2025-11-25 at the session edge: not-found is -32002, built so and sent as built; results as they are; a Server straight on a stdio connection.
+import type { Server } from '@modelcontextprotocol/server';
 import { JsonRpc } from '../errors.js';
-import type { EraEdge } from './era.js';
+import { LEGACY, type EraEdge } from './era.js';
 
 /** The SDK 2.x Protocol internals the 2025 edge relies on (TypeScript-private, present at run time; pinned by a test). */
 interface CodecHolder {
@@ -32,10 +33,23 @@ function answerCodesAsThrown(server: object): void {
   };
 }
 
-/** The 2025-11-25 edge: `-32002` for not-found, results as they are (no cache fields in this era). */
+/**
+ * The 2025-11-25 edge: `-32002` for not-found, results as they are (no cache fields in this era), the
+ * session open once `initialize` is done, and on stdio a Server connected straight to the connection
+ * (SDK 2.x's `serveStdio` entry classifies every message in and out with zod guards, a fifth of a
+ * relayed read).
+ */
 export const rev2025: EraEdge = {
-  era: 'legacy',
+  era: LEGACY,
   notFoundCode: JsonRpc.RESOURCE_NOT_FOUND,
   answer: (result) => result,
   prepare: answerCodesAsThrown,
+  opened(server: Server, then) {
+    server.oninitialized = () => then(server.getNegotiatedProtocolVersion());
+  },
+  async serveStdio(tail, hooks) {
+    const server = hooks.createServer(LEGACY);
+    await server.connect(tail);
+    return () => server.close();
+  },
 };

@@ -1,7 +1,9 @@
-// MCP 2026-07-28 at the session edge: cache hints as result fields, not-found as -32602.
+// MCP 2026-07-28 at the session edge: cache hints as result fields, not-found as -32602, SDK v2's stdio entry with listens narrowed to what we serve.
 import { JsonRpc } from '../errors.js';
 import { attachedHint } from '../federation/cache-hint.js';
-import type { EraEdge } from './era.js';
+import { Revisions } from '../protocol.js';
+import { MODERN, type EraEdge } from './era.js';
+import { ListenTap } from './listen-tap.js';
 
 /**
  * `result` with the proxy's hint as the 2026 fields `ttlMs` / `cacheScope`. Without an attached
@@ -12,10 +14,23 @@ export function withCacheFields<T extends object>(result: T): T {
   return hint ? { ...result, ttlMs: hint.ttlMs, cacheScope: hint.scope } : result;
 }
 
-/** The 2026-07-28 edge: `-32602` for not-found (the code the SDK itself sends in this era), cache hints as fields. */
+/**
+ * The 2026-07-28 edge: `-32602` for not-found (the code the SDK itself sends in this era), cache
+ * hints as fields, a session open at once (there is no handshake), and on stdio SDK v2's
+ * `serveStdio` entry (discovery, the probe and its fallback to 2025, `subscriptions/listen`) with
+ * the listen tap in front of it.
+ */
 export const rev2026: EraEdge = {
-  era: 'modern',
+  era: MODERN,
   notFoundCode: JsonRpc.INVALID_PARAMS,
   answer: withCacheFields,
   prepare: () => undefined,
+  opened: (_server, then) => then(Revisions.modern),
+  async serveStdio(tail, hooks) {
+    const { serveStdio } = await import('@modelcontextprotocol/server/stdio'); // loaded only when a 2026 client comes
+    const entry = serveStdio(({ era }) => hooks.createServer(era), { transport: tail, onerror: hooks.onerror });
+    // Listens narrowed to what the federation accepts: the tap sits on the tail, in front of the entry.
+    new ListenTap(hooks.listen).install(tail);
+    return () => entry.close();
+  },
 };

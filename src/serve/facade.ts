@@ -79,7 +79,7 @@ class FacadeServer extends Server {
 export function createFacadeServer(options: FacadeOptions): Server {
   const { gate, caller, session, logger } = options;
   // The caller's era: how its answers and its not-found are spelled (built once, in that era).
-  const edge = edgeOf(options.era ?? 'legacy');
+  const edge = edgeOf(options.era);
   const server: Server = new FacadeServer(options.serverInfo, edge);
   const { answer: cacheable, notFoundCode } = edge;
 

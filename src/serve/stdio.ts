@@ -1,8 +1,8 @@
-// Serving one stdio connection (or any message stream): the first message picks the era, the envelope guard and the listen tap sit in front.
+// Serving one stdio connection (or any message stream): the envelope guard in front, then the first message picks the era that serves it.
 import type { JSONRPCMessage, MessageExtraInfo, Transport } from '@modelcontextprotocol/server';
 import type { AccessGate } from '../access/gate.js';
-import { hasModernClaim } from '../eras/claim.js';
-import { ListenTap } from '../eras/listen-tap.js';
+import { eraOfFirstMessage } from '../eras/claim.js';
+import { edgeOf } from '../eras/edges.js';
 import type { Logger } from '../logger.js';
 import { deliverTo, guardedTail, installServerGuard, type MessageKind } from '../wire/dispatch.js';
 import { TransportFailure, type OutputLoss } from '../wire/line-transport.js';
@@ -22,12 +22,8 @@ export interface StdioServeOptions {
 /**
  * Serves `downstream` over `transport`; the session is released when the transport closes.
  *
- * The first request or notification decides the era, as SDK 2.x's serveStdio does. A 2025 client
- * (no 2026 envelope claim) gets a Server connected straight to the transport: the entry's
- * per-connection channel classifies every message in and out with zod guards, which cost a fifth
- * of a relayed read. A client that opens in 2026-07-28 (server/discover, or any request with the
- * envelope) is handed to serveStdio, which owns discovery, the probe and its fallback to 2025, and
- * subscriptions/listen.
+ * The first request or notification decides the era, as SDK 2.x's serveStdio does
+ * (`eraOfFirstMessage`), and that era's edge serves the connection (`EraEdge.serveStdio`).
  *
  * @example
  * const connection = await serveConnection(new LineTransport(process.stdin, process.stdout), downstream, options);
@@ -73,20 +69,15 @@ export async function serveConnection(transport: Transport, downstream: Downstre
     // nothing can overtake the messages waiting for the era to be picked. Messages reach it
     // classified: a facade Server behind it classifies nothing again.
     const tail = guardedTail(transport);
-    if (!hasModernClaim((first as { params?: unknown }).params)) {
-      const server = downstream.createServer('legacy');
-      await server.connect(tail);
-      closeEntry = () => server.close();
-    } else {
-      const { serveStdio } = await import('@modelcontextprotocol/server/stdio'); // loaded only when a 2026 client comes
-      const entry = serveStdio(({ era }) => downstream.createServer(era), { transport: tail, onerror });
-      // Listens narrowed to what the federation accepts: the tap sits on the tail, in front of the entry.
-      new ListenTap({
+    // The era's own way of serving it (eras/rev2025.ts: a Server on the tail; rev2026.ts: SDK v2's entry behind the listen tap).
+    closeEntry = await edgeOf(eraOfFirstMessage(first as { params?: unknown })).serveStdio(tail, {
+      createServer: (era) => downstream.createServer(era),
+      listen: {
         accept: (uri) => gate.listen(downstream.caller, session, uri),
         release: (uri) => void gate.release(session, uri),
-      }).install(tail);
-      closeEntry = () => entry.close();
-    }
+      },
+      onerror,
+    });
     const deliver = deliverTo(tail);
     transport.onclose = () => {
       tail.onclose?.();
