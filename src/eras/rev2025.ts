@@ -47,9 +47,11 @@ export const rev2025: EraEdge = {
   opened(server: Server, then) {
     server.oninitialized = () => then(server.getNegotiatedProtocolVersion());
   },
-  async serveStdio(tail, hooks) {
-    const server = hooks.createServer(LEGACY);
-    await server.connect(tail);
-    return () => server.close();
-  },
+  stdio: (hooks) => ({
+    async serve(tail) {
+      const server = hooks.createServer(LEGACY);
+      await server.connect(tail);
+      return () => server.close();
+    },
+  }),
 };

@@ -26,11 +26,17 @@ export const rev2026: EraEdge = {
   answer: withCacheFields,
   prepare: () => undefined,
   opened: (_server, then) => then(Revisions.modern),
-  async serveStdio(tail, hooks) {
-    const { serveStdio } = await import('@modelcontextprotocol/server/stdio'); // loaded only when a 2026 client comes
-    const entry = serveStdio(({ era }) => hooks.createServer(era), { transport: tail, onerror: hooks.onerror });
-    // Listens narrowed to what the federation accepts: the tap sits on the tail, in front of the entry.
-    new ListenTap(hooks.listen).install(tail);
-    return () => entry.close();
+  stdio(hooks) {
+    // Listens narrowed to what the federation accepts: the tap's wrappers sit in front of the entry.
+    const tap = new ListenTap(hooks.listen);
+    return {
+      receive: tap.receive,
+      send: tap.send,
+      async serve(tail) {
+        const { serveStdio } = await import('@modelcontextprotocol/server/stdio'); // loaded only when a 2026 client comes
+        const entry = serveStdio(({ era }) => hooks.createServer(era), { transport: tail, onerror: hooks.onerror });
+        return () => entry.close();
+      },
+    };
   },
 };

@@ -4,7 +4,17 @@ import type { AccessGate } from '../access/gate.js';
 import { eraOfFirstMessage } from '../eras/claim.js';
 import { edgeOf } from '../eras/edges.js';
 import type { Logger } from '../logger.js';
-import { deliverTo, guardedTail, installServerGuard, type MessageKind } from '../wire/dispatch.js';
+import { compose } from '../wire/compose.js';
+import {
+  deliverTo,
+  guardedTail,
+  inFlightBound,
+  serverEdge,
+  type ClassifiedHandler,
+  type GuardedTail,
+  type MessageKind,
+  type RefusingTransport,
+} from '../wire/dispatch.js';
 import { TransportFailure, type OutputLoss } from '../wire/line-transport.js';
 import type { Connection, DownstreamSession } from './proxy-types.js';
 
@@ -31,63 +41,56 @@ export interface StdioServeOptions {
 export async function serveConnection(transport: Transport, downstream: DownstreamSession, options: StdioServeOptions): Promise<Connection> {
   const { gate, logger, connections } = options;
   const { session } = downstream;
-  const lossy = transport as Transport & { onloss?: (loss: OutputLoss) => void };
+  const lossy = transport as RefusingTransport & { onloss?: (loss: OutputLoss) => void };
   const prior = lossy.onloss;
-  // Lost output is ours to report loudly.
-  lossy.onloss = (loss) => {
-    const why = loss.reason === 'overflow' ? 'client is not reading its output' : `write failed: ${loss.error}`;
-    logger.error({ session: session.id, ...loss }, `closing session: ${why}; ${loss.messages} message(s) lost`);
-    prior?.(loss);
-  };
   const onerror = (err: Error) =>
     err instanceof TransportFailure
       ? logger.warn({ session: session.id, err: err.message }, 'session transport failed')
       : logger.debug({ session: session.id, err: err.message }, 'session transport');
-  const waiting: [JSONRPCMessage, MessageKind, MessageExtraInfo | undefined][] = [];
-  let opened = false;
+  let tail: GuardedTail | undefined;
   let closeEntry: () => Promise<void> = async () => void (await transport.close());
   const released = () => {
     downstream.close();
     connections.delete(connection);
   };
-  const guard = installServerGuard(
-    transport,
-    (message, kind, extra) => {
-      waiting.push([message, kind, extra]);
-      if (opened || !('method' in message)) return;
-      opened = true;
-      void open(message).catch((err: unknown) => {
-        logger.warn({ session: session.id, err: String(err) }, 'session failed to open');
-        void transport.close();
-      });
-    },
-    { maxInFlight: options.maxInFlight },
-  );
-  const open = async (first: JSONRPCMessage): Promise<void> => {
-    // Whatever serves the session is connected to a tail of the transport (started already;
-    // sends and closes pass through), so the guard stays the transport's only handler and
-    // nothing can overtake the messages waiting for the era to be picked. Messages reach it
-    // classified: a facade Server behind it classifies nothing again.
-    const tail = guardedTail(transport);
-    // The era's own way of serving it (eras/rev2025.ts: a Server on the tail; rev2026.ts: SDK v2's entry behind the listen tap).
-    closeEntry = await edgeOf(eraOfFirstMessage(first as { params?: unknown })).serveStdio(tail, {
-      createServer: (era) => downstream.createServer(era),
+  const open = async (first: JSONRPCMessage): Promise<ClassifiedHandler> => {
+    const era = edgeOf(eraOfFirstMessage(first as { params?: unknown })).stdio({
+      createServer: (e) => downstream.createServer(e),
       listen: {
         accept: (uri) => gate.listen(downstream.caller, session, uri),
         release: (uri) => void gate.release(session, uri),
       },
       onerror,
     });
-    const deliver = deliverTo(tail);
-    transport.onclose = () => {
-      tail.onclose?.();
-      released();
-    };
-    guard.setNext(deliver);
-    for (const [message, kind, extra] of waiting.splice(0)) deliver(message, kind, extra);
+    // Out, from what serves the session: the era's wrappers (2026: an answer ends a listen), then the connection's.
+    tail = guardedTail(compose([era.send], wire), () => transport.close());
+    closeEntry = await era.serve(tail);
+    // In, behind the connection's wrappers: the era's (2026: the listen tap), then the facade Server or SDK entry on the tail.
+    return compose([era.receive], deliverTo(tail));
   };
+  // The connection's wrappers, in order. In: the edge classifies once and answers what is invalid or
+  // refused, the in-flight bound counts requests, messages wait until the first one's era serves
+  // them. Out: the in-flight bound counts answers, then the wire.
+  const inFlight = inFlightBound(transport, options.maxInFlight);
+  const wire = compose([inFlight?.send], (message, sendOptions) => transport.send(message, sendOptions));
+  const waiting = new EraPick(open, (err) => {
+    logger.warn({ session: session.id, err: String(err) }, 'session failed to open');
+    void transport.close();
+  });
+  const edge = serverEdge(transport, wire, compose([inFlight?.receive], waiting.receive));
+  transport.onmessage = edge.onmessage;
+  lossy.onrefused = edge.onrefused;
   transport.onerror = onerror;
-  transport.onclose = released;
+  transport.onclose = () => {
+    tail?.onclose?.();
+    released();
+  };
+  // Lost output is ours to report loudly.
+  lossy.onloss = (loss) => {
+    const why = loss.reason === 'overflow' ? 'client is not reading its output' : `write failed: ${loss.error}`;
+    logger.error({ session: session.id, ...loss }, `closing session: ${why}; ${loss.messages} message(s) lost`);
+    prior?.(loss);
+  };
   await transport.start();
   const connection: Connection = {
     async close() {
@@ -97,4 +100,31 @@ export async function serveConnection(transport: Transport, downstream: Downstre
   };
   connections.add(connection);
   return connection;
+}
+
+/**
+ * The last inbound stage before a connection's era is known: messages wait, in order, until the
+ * first request or notification has picked the era and `open` has set up what serves it; then they
+ * and every later one go to the handler `open` resolved to.
+ */
+class EraPick {
+  private readonly waiting: [JSONRPCMessage, MessageKind, MessageExtraInfo | undefined][] = [];
+  private opening = false;
+  private next: ClassifiedHandler | undefined;
+
+  constructor(
+    private readonly open: (first: JSONRPCMessage) => Promise<ClassifiedHandler>,
+    private readonly failed: (err: unknown) => void,
+  ) {}
+
+  readonly receive: ClassifiedHandler = (message, kind, extra) => {
+    if (this.next) return this.next(message, kind, extra);
+    this.waiting.push([message, kind, extra]);
+    if (this.opening || kind === 'response') return;
+    this.opening = true;
+    this.open(message).then((next) => {
+      this.next = next;
+      for (const [m, k, e] of this.waiting.splice(0)) next(m, k, e);
+    }, this.failed);
+  };
 }

@@ -3,6 +3,7 @@ import type { Transport, JSONRPCMessage, MessageExtraInfo } from '@modelcontextp
 import { classify, type ReadableId } from './envelope.js';
 import { errorAnswer, errorText, JsonRpc, MARK_TOO_DEEP, MARK_TOO_LARGE } from '../errors.js';
 import { InFlightGate } from './in-flight.js';
+import type { Send, Wrapper } from './compose.js';
 import type { Refusal } from './line-transport.js';
 
 /** The SDK 2.x Protocol methods this relies on (TypeScript-private, present at run time; pinned by a test). */
@@ -13,22 +14,13 @@ interface ProtocolInternals {
 }
 
 /** A transport that may report lines it refused and pause its input (see `LineTransport`). */
-type RefusingTransport = Transport & {
+export type RefusingTransport = Transport & {
   onrefused?: (refusal: Refusal) => void;
   /** Sends JSON text as written (an answer echoing an id as the peer spelled it). */
   sendText?: (text: string) => Promise<void>;
   pauseInput?: () => void;
   resumeInput?: () => void;
 };
-
-/** Options of {@link installDispatch}. */
-export interface DispatchOptions {
-  /**
-   * Server side: most requests one client may have in flight before its input is paused (when the
-   * transport can pause). Default: unbounded.
-   */
-  maxInFlight?: number;
-}
 
 /** Which end of the connection the Protocol is: a server answers bad requests, a client fails its own pending ones. */
 export type Side = 'server' | 'client';
@@ -56,15 +48,9 @@ function isGuardedTail(transport: Transport): transport is GuardedTail {
   return (transport as { [GUARDED]?: true })[GUARDED] === true;
 }
 
-/** A {@link GuardedTail} in front of `transport` (already started): sends and closes go to it. */
-export function guardedTail(transport: Transport): GuardedTail {
-  return {
-    [GUARDED]: true,
-    receive: undefined,
-    start: async () => undefined,
-    send: (message, sendOptions) => transport.send(message, sendOptions),
-    close: () => transport.close(),
-  } as GuardedTail;
+/** A {@link GuardedTail} whose sends go to `send` and closes to `close` (of a transport already started). */
+export function guardedTail(send: Send, close: () => Promise<void>): GuardedTail {
+  return { [GUARDED]: true, receive: undefined, start: async () => undefined, send, close } as GuardedTail;
 }
 
 /** Delivers a classified message to `tail`: its installed dispatch, else its `onmessage`. */
@@ -101,7 +87,7 @@ const CANCELLED = 'notifications/cancelled';
  *
  * - server side: a bad envelope with a readable id gets `-32600` with that id (id null when it has
  *   none); a line the transport refused gets `-32700` (not JSON) or `-32600` (too large, too deep);
- *   responses are never answered. (Requests in flight are bounded by {@link installServerGuard},
+ *   responses are never answered. (Requests in flight are bounded by {@link inFlightBound},
  *   which sits in front of the connection whatever serves it.)
  * - client side (an upstream): a malformed or refused response whose id is readable fails that
  *   pending request with `-32603` (marked too large / too deep where that was the reason), so the
@@ -158,63 +144,75 @@ export function installDispatch(protocol: object, transport: RefusingTransport, 
   };
 }
 
-/** A guard in front of a connection's handler, re-pointable when the handler changes. */
-export interface ServerGuard {
-  /** Where well-formed messages go from now on, with the kind the guard classified them as. */
-  setNext(next: ClassifiedHandler): void;
-  /** The guard's own handler (re-install it as `onmessage` after something replaced it). */
-  readonly handler: NonNullable<Transport['onmessage']>;
+/** The handlers the server's edge gives a connection's transport (its `onmessage` and `onrefused`). */
+export interface ServerEdge {
+  onmessage: NonNullable<Transport['onmessage']>;
+  onrefused: (refusal: Refusal) => void;
 }
 
 /**
  * The server side of {@link installDispatch} for a connection whose handler changes after its
- * first message (an era is picked, an SDK entry takes over): installs itself as `onmessage`, so
- * every message the handler sees is well formed. A bad envelope with a readable id gets `-32600`
- * with that id (id null otherwise), a refused line `-32700` / `-32600`, and never reaches the
- * handler (SDK 2.x's `serveStdio` would drop it unanswered before the era is pinned). The handler
- * gets the kind with the message, so a Protocol behind it ({@link guardedTail}) classifies nothing
- * again. Requests in flight are bounded by `maxInFlight` when the transport can pause (one gate for
- * the connection's whole life).
+ * first message (an era is picked, an SDK entry takes over): the one place its messages are
+ * classified. A bad envelope with a readable id gets `-32600` with that id (id null otherwise), a
+ * refused line `-32700` / `-32600`, and never reaches `next` (SDK 2.x's `serveStdio` would drop it
+ * unanswered before the era is pinned). `next` gets the kind with the message, so a Protocol behind
+ * it ({@link guardedTail}) classifies nothing again. Answers go out through `send` (the
+ * connection's composed outbound). The caller sets the returned handlers on the transport.
  */
-export function installServerGuard(transport: RefusingTransport, next: ClassifiedHandler, options: DispatchOptions = {}): ServerGuard {
-  const reply = replier(transport);
-  const gate = inFlightGate(transport, options.maxInFlight);
-  let to = next;
-  const handler: NonNullable<Transport['onmessage']> = (message, extra) => {
-    const envelope = classify(message);
-    switch (envelope.kind) {
-      case 'request':
-        gate?.opened((message as { id: string | number }).id);
-        return to(message, 'request', extra);
-      case 'notification':
-        if (gate && (message as { method: string }).method === CANCELLED) {
-          gate.closed((message as { params?: { requestId?: unknown } }).params?.requestId);
-        }
-        return to(message, 'notification', extra);
-      case 'response':
-        return to(message, 'response', extra);
-      case 'invalid':
-        if (envelope.answer) return reply(envelope.id, JsonRpc.INVALID_REQUEST, `Invalid Request: ${envelope.reason}`);
-        return transport.onerror?.(new Error(`dropped an invalid message: ${envelope.reason}`));
-    }
-  };
-  transport.onmessage = handler;
-  transport.onrefused = (refusal) => refuseOnServer(reply, refusal);
+export function serverEdge(transport: RefusingTransport, send: Send, next: ClassifiedHandler): ServerEdge {
+  const reply = replier(transport, send);
   return {
-    handler,
-    setNext(n) {
-      to = n;
+    onmessage: (message, extra) => {
+      const envelope = classify(message);
+      if (envelope.kind !== 'invalid') return next(message, envelope.kind, extra);
+      if (envelope.answer) return reply(envelope.id, JsonRpc.INVALID_REQUEST, `Invalid Request: ${envelope.reason}`);
+      transport.onerror?.(new Error(`dropped an invalid message: ${envelope.reason}`));
+    },
+    onrefused: (refusal) => refuseOnServer(reply, refusal),
+  };
+}
+
+/** The in-flight bound of one connection, as its inbound and outbound wrappers. */
+export interface InFlightBound {
+  /** Counts a request in, and a cancel as its end. */
+  receive: Wrapper<ClassifiedHandler>;
+  /** Counts an answer out as a request's end. */
+  send: Wrapper<Send>;
+}
+
+/**
+ * Bounds the requests one client may have in flight to `max`, pausing the transport's input at the
+ * bound (one gate for the connection's whole life). Fed by outgoing answers (the SDK sends nothing
+ * for a request the client cancelled: the cancel closes it instead). Undefined when there is no
+ * bound or the transport cannot pause.
+ */
+export function inFlightBound(transport: RefusingTransport, max: number | undefined): InFlightBound | undefined {
+  const { pauseInput, resumeInput } = transport;
+  if (max === undefined || !pauseInput || !resumeInput) return undefined;
+  const gate = new InFlightGate(max, pauseInput.bind(transport), resumeInput.bind(transport));
+  return {
+    receive: (next) => (message, kind, extra) => {
+      if (kind === 'request') gate.opened((message as { id: string | number }).id);
+      else if (kind === 'notification' && (message as { method: string }).method === CANCELLED) {
+        gate.closed((message as { params?: { requestId?: unknown } }).params?.requestId);
+      }
+      next(message, kind, extra);
+    },
+    send: (next) => (message, sendOptions) => {
+      const m = message as { id?: unknown; method?: unknown };
+      if (m.method === undefined) gate.closed(m.id);
+      return next(message, sendOptions);
     },
   };
 }
 
-/** Sends an error answer for `id` (written as `idText` when given and the transport can), never throwing. */
-function replier(transport: RefusingTransport) {
+/** Sends an error answer for `id` through `send` (written as `idText` when given and the transport can), never throwing. */
+function replier(transport: RefusingTransport, send: Send = (message, options) => transport.send(message, options)) {
   return (id: ReadableId, code: number, message: string, data?: unknown, idText?: string) =>
     void (
       idText !== undefined && transport.sendText
         ? transport.sendText(errorText(idText, code, message, data))
-        : transport.send(errorAnswer(id, code, message, data) as unknown as JSONRPCMessage)
+        : send(errorAnswer(id, code, message, data) as unknown as JSONRPCMessage)
     ).catch(() => undefined);
 }
 
@@ -227,24 +225,6 @@ function refuseOnServer(reply: ReturnType<typeof replier>, { reason, id, limit, 
   if (reason === 'duplicate-id') return reply(id, JsonRpc.INVALID_REQUEST, 'Invalid Request: a request with this id is already in flight', undefined, idText);
   const what = reason === 'too-large' ? `message exceeds ${limit} bytes` : `message nests deeper than ${limit} levels`;
   reply(id, JsonRpc.INVALID_REQUEST, `Invalid Request: ${what}`, { limit }, idText);
-}
-
-/**
- * A gate over the transport's input, fed by its outgoing answers (the SDK sends nothing for a
- * request the client cancelled: the cancel closes it instead). Undefined when there is no bound or
- * the transport cannot pause.
- */
-function inFlightGate(transport: RefusingTransport, max: number | undefined): InFlightGate | undefined {
-  const { pauseInput, resumeInput } = transport;
-  if (max === undefined || !pauseInput || !resumeInput) return undefined;
-  const gate = new InFlightGate(max, pauseInput.bind(transport), resumeInput.bind(transport));
-  const send = transport.send.bind(transport);
-  transport.send = (message, sendOptions) => {
-    const m = message as { id?: unknown; method?: unknown };
-    if (m.method === undefined) gate.closed(m.id);
-    return send(message, sendOptions);
-  };
-  return gate;
 }
 
 /** Ids the SDK client issues: integers. */

@@ -4,7 +4,7 @@ import { describe, expect, it } from 'vitest';
 import { Client } from '@modelcontextprotocol/client';
 import { InMemoryTransport, Server, type JSONRPCMessage } from '@modelcontextprotocol/server';
 import { z } from 'zod';
-import { guardedTail, deliverTo, installDispatch, installServerGuard } from '../../src/wire/dispatch.js';
+import { guardedTail, deliverTo, installDispatch, serverEdge } from '../../src/wire/dispatch.js';
 import { MARK_TOO_LARGE } from '../../src/errors.js';
 import type { Refusal } from '../../src/wire/line-transport.js';
 import { counter, deferred } from '../helpers/gate.js';
@@ -165,8 +165,11 @@ describe('installDispatch', () => {
       got.hit();
     };
     await peer.start();
-    const tail = guardedTail(edge);
-    installServerGuard(edge, deliverTo(tail));
+    const tail = guardedTail(
+      (m, o) => edge.send(m, o),
+      () => edge.close(),
+    );
+    edge.onmessage = serverEdge(edge, (m, o) => edge.send(m, o), deliverTo(tail)).onmessage;
     await edge.start();
     await server.connect(tail);
     installDispatch(server, tail, 'server');
