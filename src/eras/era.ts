@@ -1,7 +1,6 @@
 // What the core asks of a client's protocol era at the session edge: how not-found is spelled, how a result is answered, how a session opens and is served.
 import type { ProtocolEra, Server, Transport } from '@modelcontextprotocol/server';
-import type { Send, Wrapper } from '../wire/compose.js';
-import type { ClassifiedHandler } from '../wire/dispatch.js';
+import type { ClassifiedHandler, Send, Wrapper } from '../wire/compose.js';
 import type { ListenHolds } from './listen-tap.js';
 
 /** The protocol era a peer speaks: 2025-11-25 (`legacy`) or 2026-07-28 (`modern`); the SDK's own type. */

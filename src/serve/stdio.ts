@@ -1,20 +1,12 @@
 // Serving one stdio connection (or any message stream): the envelope guard in front, then the first message picks the era that serves it.
-import type { JSONRPCMessage, MessageExtraInfo, Transport } from '@modelcontextprotocol/server';
+import type { JSONRPCMessage, Transport } from '@modelcontextprotocol/server';
 import type { AccessGate } from '../access/gate.js';
 import { eraOfFirstMessage } from '../eras/claim.js';
 import { edgeOf } from '../eras/edges.js';
 import type { Logger } from '../logger.js';
-import { compose } from '../wire/compose.js';
-import {
-  deliverTo,
-  guardedTail,
-  inFlightBound,
-  serverEdge,
-  type ClassifiedHandler,
-  type GuardedTail,
-  type MessageKind,
-  type RefusingTransport,
-} from '../wire/dispatch.js';
+import { compose, type ClassifiedHandler, type RefusingTransport } from '../wire/compose.js';
+import { deliverTo, guardedTail, type GuardedTail } from '../wire/dispatch.js';
+import { HoldUntilOpen, inFlightBound, serverEdge } from '../wire/server-edge.js';
 import { TransportFailure, type OutputLoss } from '../wire/line-transport.js';
 import type { Connection, DownstreamSession } from './proxy-types.js';
 
@@ -73,7 +65,7 @@ export async function serveConnection(transport: Transport, downstream: Downstre
   // them. Out: the in-flight bound counts answers, then the wire.
   const inFlight = inFlightBound(transport, options.maxInFlight);
   const wire = compose([inFlight?.send], (message, sendOptions) => transport.send(message, sendOptions));
-  const waiting = new EraPick(open, (err) => {
+  const waiting = new HoldUntilOpen(open, (err) => {
     logger.warn({ session: session.id, err: String(err) }, 'session failed to open');
     void transport.close();
   });
@@ -100,31 +92,4 @@ export async function serveConnection(transport: Transport, downstream: Downstre
   };
   connections.add(connection);
   return connection;
-}
-
-/**
- * The last inbound stage before a connection's era is known: messages wait, in order, until the
- * first request or notification has picked the era and `open` has set up what serves it; then they
- * and every later one go to the handler `open` resolved to.
- */
-class EraPick {
-  private readonly waiting: [JSONRPCMessage, MessageKind, MessageExtraInfo | undefined][] = [];
-  private opening = false;
-  private next: ClassifiedHandler | undefined;
-
-  constructor(
-    private readonly open: (first: JSONRPCMessage) => Promise<ClassifiedHandler>,
-    private readonly failed: (err: unknown) => void,
-  ) {}
-
-  readonly receive: ClassifiedHandler = (message, kind, extra) => {
-    if (this.next) return this.next(message, kind, extra);
-    this.waiting.push([message, kind, extra]);
-    if (this.opening || kind === 'response') return;
-    this.opening = true;
-    this.open(message).then((next) => {
-      this.next = next;
-      for (const [m, k, e] of this.waiting.splice(0)) next(m, k, e);
-    }, this.failed);
-  };
 }

@@ -1,10 +1,9 @@
 // Dispatch of incoming JSON-RPC messages into an SDK Protocol: envelope-checked, every readable request id answered once.
-import type { Transport, JSONRPCMessage, MessageExtraInfo } from '@modelcontextprotocol/server';
+import type { Transport } from '@modelcontextprotocol/server';
 import { classify, type ReadableId } from './envelope.js';
-import { errorAnswer, errorText, JsonRpc, MARK_TOO_DEEP, MARK_TOO_LARGE } from '../errors.js';
-import { InFlightGate } from './in-flight.js';
-import type { Send, Wrapper } from './compose.js';
-import type { Refusal } from './line-transport.js';
+import { errorAnswer, JsonRpc, MARK_TOO_DEEP, MARK_TOO_LARGE } from '../errors.js';
+import { refuseOnServer, replier } from './answers.js';
+import type { ClassifiedHandler, RefusingTransport, Send } from './compose.js';
 
 /** The SDK 2.x Protocol methods this relies on (TypeScript-private, present at run time; pinned by a test). */
 interface ProtocolInternals {
@@ -13,23 +12,8 @@ interface ProtocolInternals {
   _onnotification(message: unknown, extra?: unknown): void;
 }
 
-/** A transport that may report lines it refused and pause its input (see `LineTransport`). */
-export type RefusingTransport = Transport & {
-  onrefused?: (refusal: Refusal) => void;
-  /** Sends JSON text as written (an answer echoing an id as the peer spelled it). */
-  sendText?: (text: string) => Promise<void>;
-  pauseInput?: () => void;
-  resumeInput?: () => void;
-};
-
 /** Which end of the connection the Protocol is: a server answers bad requests, a client fails its own pending ones. */
 export type Side = 'server' | 'client';
-
-/** What a well-formed message is, as {@link classify} found it. */
-export type MessageKind = 'request' | 'notification' | 'response';
-
-/** A handler of a message whose envelope was classified already (by the connection's guard), with its kind. */
-export type ClassifiedHandler = (message: JSONRPCMessage, kind: MessageKind, extra?: MessageExtraInfo) => void;
 
 /**
  * The transport a guarded connection hands to whatever serves it: sends and closes pass through,
@@ -77,8 +61,6 @@ function protocolEntry(protocol: object): ClassifiedHandler {
   };
 }
 
-const CANCELLED = 'notifications/cancelled';
-
 /**
  * Replaces the SDK's `onmessage` with one that classifies every message by its envelope
  * ({@link classify}) and hands only well-formed ones to the Protocol. The SDK's own dispatcher
@@ -87,7 +69,7 @@ const CANCELLED = 'notifications/cancelled';
  *
  * - server side: a bad envelope with a readable id gets `-32600` with that id (id null when it has
  *   none); a line the transport refused gets `-32700` (not JSON) or `-32600` (too large, too deep);
- *   responses are never answered. (Requests in flight are bounded by {@link inFlightBound},
+ *   responses are never answered. (Requests in flight are bounded by `inFlightBound` (`server-edge.ts`),
  *   which sits in front of the connection whatever serves it.)
  * - client side (an upstream): a malformed or refused response whose id is readable fails that
  *   pending request with `-32603` (marked too large / too deep where that was the reason), so the
@@ -142,89 +124,6 @@ export function installDispatch(protocol: object, transport: RefusingTransport, 
     report(`dropped a message (${reason}, limit ${limit})`);
     if (reason === 'too-large') void transport.close();
   };
-}
-
-/** The handlers the server's edge gives a connection's transport (its `onmessage` and `onrefused`). */
-export interface ServerEdge {
-  onmessage: NonNullable<Transport['onmessage']>;
-  onrefused: (refusal: Refusal) => void;
-}
-
-/**
- * The server side of {@link installDispatch} for a connection whose handler changes after its
- * first message (an era is picked, an SDK entry takes over): the one place its messages are
- * classified. A bad envelope with a readable id gets `-32600` with that id (id null otherwise), a
- * refused line `-32700` / `-32600`, and never reaches `next` (SDK 2.x's `serveStdio` would drop it
- * unanswered before the era is pinned). `next` gets the kind with the message, so a Protocol behind
- * it ({@link guardedTail}) classifies nothing again. Answers go out through `send` (the
- * connection's composed outbound). The caller sets the returned handlers on the transport.
- */
-export function serverEdge(transport: RefusingTransport, send: Send, next: ClassifiedHandler): ServerEdge {
-  const reply = replier(transport, send);
-  return {
-    onmessage: (message, extra) => {
-      const envelope = classify(message);
-      if (envelope.kind !== 'invalid') return next(message, envelope.kind, extra);
-      if (envelope.answer) return reply(envelope.id, JsonRpc.INVALID_REQUEST, `Invalid Request: ${envelope.reason}`);
-      transport.onerror?.(new Error(`dropped an invalid message: ${envelope.reason}`));
-    },
-    onrefused: (refusal) => refuseOnServer(reply, refusal),
-  };
-}
-
-/** The in-flight bound of one connection, as its inbound and outbound wrappers. */
-export interface InFlightBound {
-  /** Counts a request in, and a cancel as its end. */
-  receive: Wrapper<ClassifiedHandler>;
-  /** Counts an answer out as a request's end. */
-  send: Wrapper<Send>;
-}
-
-/**
- * Bounds the requests one client may have in flight to `max`, pausing the transport's input at the
- * bound (one gate for the connection's whole life). Fed by outgoing answers (the SDK sends nothing
- * for a request the client cancelled: the cancel closes it instead). Undefined when there is no
- * bound or the transport cannot pause.
- */
-export function inFlightBound(transport: RefusingTransport, max: number | undefined): InFlightBound | undefined {
-  const { pauseInput, resumeInput } = transport;
-  if (max === undefined || !pauseInput || !resumeInput) return undefined;
-  const gate = new InFlightGate(max, pauseInput.bind(transport), resumeInput.bind(transport));
-  return {
-    receive: (next) => (message, kind, extra) => {
-      if (kind === 'request') gate.opened((message as { id: string | number }).id);
-      else if (kind === 'notification' && (message as { method: string }).method === CANCELLED) {
-        gate.closed((message as { params?: { requestId?: unknown } }).params?.requestId);
-      }
-      next(message, kind, extra);
-    },
-    send: (next) => (message, sendOptions) => {
-      const m = message as { id?: unknown; method?: unknown };
-      if (m.method === undefined) gate.closed(m.id);
-      return next(message, sendOptions);
-    },
-  };
-}
-
-/** Sends an error answer for `id` through `send` (written as `idText` when given and the transport can), never throwing. */
-function replier(transport: RefusingTransport, send: Send = (message, options) => transport.send(message, options)) {
-  return (id: ReadableId, code: number, message: string, data?: unknown, idText?: string) =>
-    void (
-      idText !== undefined && transport.sendText
-        ? transport.sendText(errorText(idText, code, message, data))
-        : send(errorAnswer(id, code, message, data) as unknown as JSONRPCMessage)
-    ).catch(() => undefined);
-}
-
-/**
- * A line the transport refused, answered as the server: `-32700` not JSON, `-32600` too large, too
- * deep, or a request whose id is already in flight (the first one is still answered).
- */
-function refuseOnServer(reply: ReturnType<typeof replier>, { reason, id, limit, idText }: Refusal): void {
-  if (reason === 'parse-error') return reply(null, JsonRpc.PARSE_ERROR, 'Parse error');
-  if (reason === 'duplicate-id') return reply(id, JsonRpc.INVALID_REQUEST, 'Invalid Request: a request with this id is already in flight', undefined, idText);
-  const what = reason === 'too-large' ? `message exceeds ${limit} bytes` : `message nests deeper than ${limit} levels`;
-  reply(id, JsonRpc.INVALID_REQUEST, `Invalid Request: ${what}`, { limit }, idText);
 }
 
 /** Ids the SDK client issues: integers. */
