@@ -25,7 +25,7 @@ export interface StdioServeOptions {
  * Serves `downstream` over `transport`; the session is released when the transport closes.
  *
  * The first request or notification decides the era, as SDK 2.x's serveStdio does
- * (`eraOfFirstMessage`), and that era's edge serves the connection (`EraEdge.serveStdio`).
+ * (`eraOfFirstMessage`), and that era's edge serves the connection (`EraEdge.stdio`). The connection's wrappers are composed here, in order.
  *
  * @example
  * const connection = await serveConnection(new LineTransport(process.stdin, process.stdout), downstream, options);
