@@ -115,11 +115,13 @@ export class JsonRpcError extends Error {
 export interface ErrorContext {
   /** The URI exactly as the client sent it (for not-found errors). */
   uri?: string;
+  /** The code of not-found in the caller's era (`eras/`): `-32002` (the default) or `-32602`. */
+  notFoundCode?: number;
 }
 
 /**
  * Translates any error thrown below the facade into the JSON-RPC error the client sees.
- * Not-found, unavailable and denied all produce the same -32002, so they are indistinguishable.
+ * Not-found, unavailable and denied all produce the same not-found, so they are indistinguishable.
  */
 export function toJsonRpcError(err: unknown, ctx: ErrorContext = {}): JsonRpcError {
   if (err instanceof JsonRpcError) return err;
@@ -127,7 +129,7 @@ export function toJsonRpcError(err: unknown, ctx: ErrorContext = {}): JsonRpcErr
   switch (code) {
     case ErrorCodes.RESOURCE_NOT_FOUND:
     case ErrorCodes.UPSTREAM_UNAVAILABLE:
-      if (ctx.uri !== undefined) return notFound(ctx.uri);
+      if (ctx.uri !== undefined) return notFound(ctx.uri, ctx.notFoundCode);
       return new JsonRpcError(JsonRpc.INTERNAL_ERROR, 'Upstream unavailable');
     case ErrorCodes.INVALID_CURSOR:
       return new JsonRpcError(JsonRpc.INVALID_PARAMS, 'Invalid cursor');
@@ -156,17 +158,13 @@ export function invalidParams(message: string): JsonRpcError {
   return new JsonRpcError(JsonRpc.INVALID_PARAMS, message);
 }
 
-/** The single shape of "Resource not found": code -32002 with the client's URI in `data`. */
-export function notFound(uri: string): JsonRpcError {
-  return new JsonRpcError(JsonRpc.RESOURCE_NOT_FOUND, 'Resource not found', { uri, [MARK_NOT_FOUND]: true });
-}
-
 /**
- * `error.data` key on a not-found answer on its way out. SDK 2.x encodes -32002 as -32602 (the
- * 2026-07-28 code) in every era; the 2025-11-25 session edge (`eras/rev2025.ts`) puts -32002 back
- * and removes this key, so it never reaches a client.
+ * The single shape of "Resource not found": the client's URI in `data`, with `code` the caller's
+ * era spells it with (`-32002` by default; see `eras/`). Built once, sent as built.
  */
-export const MARK_NOT_FOUND = 'mcp-federate/notFound';
+export function notFound(uri: string, code: number = JsonRpc.RESOURCE_NOT_FOUND): JsonRpcError {
+  return new JsonRpcError(code, 'Resource not found', { uri });
+}
 
 /** Reads the numeric JSON-RPC code of an error from an upstream (an `McpError` or similar). */
 export function rpcCodeOf(err: unknown): number | undefined {

@@ -1,5 +1,11 @@
-// MCP revision specifics the core relies on (2025-11-25): method names, result shapes we touch, _meta keys.
+// MCP revision specifics the core relies on (2025-11-25): method names, result shapes we touch, _meta keys, the revisions' names.
 import { z } from 'zod';
+
+/** The two MCP revisions the proxy speaks, by the SDK's era names: the only place (with `eras/`) that spells them. */
+export const Revisions = {
+  legacy: '2025-11-25',
+  modern: '2026-07-28',
+} as const;
 
 /** Methods the proxy sends upstream or answers downstream. */
 export const Methods = {

@@ -1,5 +1,6 @@
 // subscriptions/listen on a connection: filters narrowed to the URIs the federation accepted, relay holds for as long as each listen lives.
-import type { JSONRPCMessage, Transport } from '@modelcontextprotocol/server';
+import type { JSONRPCMessage } from '@modelcontextprotocol/server';
+import type { Send } from '../wire/compose.js';
 import { acceptEach } from './listen-accept.js';
 
 const LISTEN = 'subscriptions/listen';
@@ -28,7 +29,7 @@ interface Listen {
 }
 
 /**
- * Sits between a connection's transport and the SDK's stdio entry (which serves `subscriptions/listen`
+ * Two wrappers ({@link receive}, {@link send}) between a connection's transport and the SDK's stdio entry (which serves `subscriptions/listen`
  * itself, acknowledging every requested URI and routing updates by exact match). The tap holds a
  * listen request back until each requested resource URI has been accepted by the federation (the
  * session is subscribed through the relay, so no update can be missed once the acknowledgement is
@@ -49,23 +50,24 @@ export class ListenTap {
 
   constructor(private readonly holds: ListenHolds) {}
 
-  /** Wraps `transport`'s `onmessage` (set it first) and `send`. */
-  install(transport: Transport): void {
-    const deliver = transport.onmessage?.bind(transport);
-    if (!deliver) throw new Error('install the listen tap after the entry set onmessage');
-    transport.onmessage = (message, extra) => {
+  /** The inbound wrapper: holds a listen back until its URIs are settled, and sees cancels. */
+  readonly receive =
+    <A extends unknown[]>(next: (message: JSONRPCMessage, ...rest: A) => void) =>
+    (message: JSONRPCMessage, ...rest: A): void => {
       const m = message as Partial<Listen> & { params?: { requestId?: unknown } };
-      if (m.method === LISTEN && m.id !== undefined) return this.listen(m as Listen, (narrowed) => deliver(narrowed, extra));
+      if (m.method === LISTEN && m.id !== undefined) return this.listen(m as Listen, (narrowed) => next(narrowed, ...rest));
       if (m.method === CANCELLED && m.id === undefined) this.cancelled(m.params?.requestId);
-      deliver(message, extra);
+      next(message, ...rest);
     };
-    const send = transport.send.bind(transport);
-    transport.send = (message, options) => {
+
+  /** The outbound wrapper: an answer with a listen's id ends that listen. */
+  readonly send =
+    (next: Send): Send =>
+    (message, options) => {
       const m = message as { id?: Id; method?: string };
       if (m.method === undefined && m.id !== undefined && this.active.has(m.id)) this.end(m.id);
-      return send(message, options);
+      return next(message, options);
     };
-  }
 
   /** URIs currently held for listens. */
   get size(): number {

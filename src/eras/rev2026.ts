@@ -1,11 +1,9 @@
-// MCP 2026-07-28 at the session edge: cache hints as result fields, not-found as -32602, listen filters narrowed to what we serve.
-import { MARK_NOT_FOUND } from '../errors.js';
+// MCP 2026-07-28 at the session edge: cache hints as result fields, not-found as -32602, SDK v2's stdio entry with listens narrowed to what we serve.
+import { JsonRpc } from '../errors.js';
 import { attachedHint } from '../federation/cache-hint.js';
-
-/** The part of a transport this edge wraps. */
-interface Sending {
-  send: (message: never, options?: never) => Promise<void>;
-}
+import { Revisions } from '../protocol.js';
+import { MODERN, type EraEdge } from './era.js';
+import { ListenTap } from './listen-tap.js';
 
 /**
  * `result` with the proxy's hint as the 2026 fields `ttlMs` / `cacheScope`. Without an attached
@@ -17,17 +15,28 @@ export function withCacheFields<T extends object>(result: T): T {
 }
 
 /**
- * Wraps a 2026-07-28 session's `send` so that not-found answers lose the proxy's internal marker
- * (SDK 2.x already sends them as `-32602` with `data: { uri }` in this era).
+ * The 2026-07-28 edge: `-32602` for not-found (the code the SDK itself sends in this era), cache
+ * hints as fields, a session open at once (there is no handshake), and on stdio SDK v2's
+ * `serveStdio` entry (discovery, the probe and its fallback to 2025, `subscriptions/listen`) with
+ * the listen tap in front of it.
  */
-export function stripNotFoundMark(transport: Sending): void {
-  const send = transport.send.bind(transport);
-  transport.send = (message: { error?: { code: number; data?: Record<string, unknown> } }, options?: never) => {
-    const data = message.error?.data;
-    if (data?.[MARK_NOT_FOUND] === true) {
-      const { [MARK_NOT_FOUND]: _mark, ...rest } = data;
-      message = { ...message, error: { ...message.error!, data: rest } };
-    }
-    return send(message as never, options);
-  };
-}
+export const rev2026: EraEdge = {
+  era: MODERN,
+  notFoundCode: JsonRpc.INVALID_PARAMS,
+  answer: withCacheFields,
+  prepare: () => undefined,
+  opened: (_server, then) => then(Revisions.modern),
+  stdio(hooks) {
+    // Listens narrowed to what the federation accepts: the tap's wrappers sit in front of the entry.
+    const tap = new ListenTap(hooks.listen);
+    return {
+      receive: tap.receive,
+      send: tap.send,
+      async serve(tail) {
+        const { serveStdio } = await import('@modelcontextprotocol/server/stdio'); // loaded only when a 2026 client comes
+        const entry = serveStdio(({ era }) => hooks.createServer(era), { transport: tail, onerror: (err) => hooks.onerror(err) });
+        return () => entry.close();
+      },
+    };
+  },
+};

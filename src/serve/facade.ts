@@ -7,12 +7,10 @@ import type { CompleteParams } from '../federation/resources.js';
 import type { AccessGate } from '../access/gate.js';
 import type { Caller } from '../caller.js';
 import type { Session } from '../federation/sessions.js';
-import { restoreLegacyNotFound } from '../eras/rev2025.js';
-import { stripNotFoundMark, withCacheFields } from '../eras/rev2026.js';
+import { edgeOf } from '../eras/edges.js';
+import type { EraEdge, Era } from '../eras/era.js';
 import { installDispatch } from '../wire/dispatch.js';
 import { callerOf } from './request-caller.js';
-
-import type { Era } from '../eras/claim.js';
 
 export type { Era };
 
@@ -61,25 +59,18 @@ export const FACADE_CAPABILITIES: ServerCapabilities = {
  * or sampling, so the base context is handed over as it is.
  */
 class FacadeServer extends Server {
-  constructor(
-    info: { name: string; version: string },
-    private readonly era: Era,
-  ) {
+  constructor(info: { name: string; version: string }, edge: EraEdge) {
     super(info, { capabilities: FACADE_CAPABILITIES });
+    edge.prepare(this);
   }
 
   protected override buildContext(ctx: BaseContext): ServerContext {
     return ctx as ServerContext;
   }
 
-  /**
-   * Connects, then puts the era's encoding of not-found on the way out (`-32002` for 2025, the
-   * marker stripped from 2026's `-32602`) and the envelope-checked dispatch on the way in.
-   */
+  /** Connects, then puts the envelope-checked dispatch on the way in. */
   override async connect(transport: Transport): Promise<void> {
     await super.connect(transport);
-    if (this.era === 'legacy') restoreLegacyNotFound(transport);
-    else stripNotFoundMark(transport);
     installDispatch(this, transport, 'server');
   }
 }
@@ -90,19 +81,20 @@ class FacadeServer extends Server {
  */
 export function createFacadeServer(options: FacadeOptions): Server {
   const { gate, caller, session, logger } = options;
-  const era = options.era ?? 'legacy';
-  const server: Server = new FacadeServer(options.serverInfo, era);
-  // 2026 answers carry the proxy's cache hint as fields; 2025 ones never do.
-  const cacheable = era === 'modern' ? withCacheFields : <T>(result: T): T => result;
+  // The caller's era: how its answers and its not-found are spelled (built once, in that era).
+  const edge = edgeOf(options.era);
+  const server: Server = new FacadeServer(options.serverInfo, edge);
+  // eslint-disable-next-line @typescript-eslint/unbound-method -- an era edge is a plain object of functions
+  const { answer: cacheable, notFoundCode } = edge;
 
   /** The caller of one request: its own over HTTP, else the Server's. */
   const who = (ctx: Ctx): Caller => callerOf(ctx.http?.authInfo) ?? caller;
-  const boundary = async <T>(method: string, ctx: ErrorContext, by: Caller, fn: (caller: Caller) => Promise<T>): Promise<T> => {
+  const boundary = async <T>(method: string, uri: ErrorContext['uri'], by: Caller, fn: (caller: Caller) => Promise<T>): Promise<T> => {
     try {
       return await fn(by);
     } catch (err) {
       logFailure(logger, method, err, by);
-      throw toJsonRpcError(err, ctx);
+      throw toJsonRpcError(err, { uri, notFoundCode });
     }
   };
 
@@ -113,27 +105,27 @@ export function createFacadeServer(options: FacadeOptions): Server {
     server.setRequestHandler(method, { params: z.unknown() }, (raw, ctx) => fn(parseParams(schema, raw), ctx));
   const list = (kind: 'resources' | 'templates', method: string) =>
     handle(method, ListParams, (params, ctx) =>
-      boundary(method, {}, who(ctx), async (caller) => cacheable(await gate.list(caller, kind, params.cursor, ctx.mcpReq.signal))),
+      boundary(method, undefined, who(ctx), async (caller) => cacheable(await gate.list(caller, kind, params.cursor, ctx.mcpReq.signal))),
     );
   list('resources', 'resources/list');
   list('templates', 'resources/templates/list');
   handle('resources/read', UriParams, (params, ctx) =>
-    boundary('resources/read', { uri: params.uri }, who(ctx), async (caller) => cacheable(await gate.read(caller, params.uri, ctx.mcpReq.signal))),
+    boundary('resources/read', params.uri, who(ctx), async (caller) => cacheable(await gate.read(caller, params.uri, ctx.mcpReq.signal))),
   );
   handle('resources/subscribe', UriParams, (params, ctx) =>
-    boundary('resources/subscribe', { uri: params.uri }, who(ctx), async (caller) => {
+    boundary('resources/subscribe', params.uri, who(ctx), async (caller) => {
       await gate.subscribe(caller, session, params.uri);
       return {};
     }),
   );
   handle('resources/unsubscribe', UriParams, (params, ctx) =>
-    boundary('resources/unsubscribe', { uri: params.uri }, who(ctx), async (caller) => {
+    boundary('resources/unsubscribe', params.uri, who(ctx), async (caller) => {
       await gate.unsubscribe(caller, session, params.uri);
       return {};
     }),
   );
   handle('completion/complete', CompleteParamsSchema, (params, ctx) =>
-    boundary('completion/complete', { uri: (params.ref as { uri?: string }).uri ?? '' }, who(ctx), (caller) =>
+    boundary('completion/complete', (params.ref as { uri?: string }).uri ?? '', who(ctx), (caller) =>
       gate.complete(caller, params as CompleteParams, ctx.mcpReq.signal),
     ),
   );
@@ -192,7 +184,8 @@ function specSchemaIssues(err: unknown): Issue[] | undefined {
   if (!(err instanceof Error) || err.constructor !== Error || !err.message.startsWith('[')) return undefined;
   try {
     const issues = JSON.parse(err.message) as unknown;
-    return Array.isArray(issues) && issues.every((i) => Array.isArray((i as Issue | null)?.path) && typeof (i as Issue | null)?.message === 'string')
+    return Array.isArray(issues) &&
+      issues.every((i) => typeof i === 'object' && i !== null && Array.isArray((i as Issue).path) && typeof (i as Issue).message === 'string')
       ? (issues as Issue[])
       : undefined;
   } catch {

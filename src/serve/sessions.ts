@@ -2,12 +2,12 @@
 import type { Server } from '@modelcontextprotocol/server';
 import type { Caller } from '../caller.js';
 import type { AccessGate } from '../access/gate.js';
-import { MODERN_REVISION } from '../eras/claim.js';
 import type { Session, SessionRegistry } from '../federation/sessions.js';
 import type { SubscriptionRelay } from '../federation/subscriptions.js';
 import type { Logger } from '../logger.js';
 import { createFacadeServer } from './facade.js';
-import type { Era } from '../eras/claim.js';
+import { edgeOf } from '../eras/edges.js';
+import type { Era } from '../eras/era.js';
 import type { CallerIdentity, DownstreamSession, SessionOptions } from './proxy-types.js';
 
 /** Options of {@link SessionOpener}. */
@@ -30,7 +30,7 @@ const STATELESS: Session = { id: 'stateless', sendUpdated: () => undefined, send
  *
  * @example
  * const opener = new SessionOpener({ gate, sessions, relay, logger, serverInfo, defaultCaller });
- * await opener.open().createServer('legacy').connect(transport);
+ * await opener.open().createServer(LEGACY).connect(transport);
  */
 export class SessionOpener {
   private readonly servers = new Set<Server>();
@@ -102,21 +102,11 @@ export class SessionOpener {
         };
         // Malformed input is the client's problem, logged quietly.
         server.onerror = (err) => logger.debug({ session: session.id, err: err.message }, 'session transport');
-        // Which revision and which client, once per session (a 2026 connection has no handshake to wait for).
-        const opened = () =>
-          logger.info(
-            {
-              session: id,
-              principal: caller.principal,
-              // eslint-disable-next-line @typescript-eslint/no-deprecated -- logged once at open, outside any request's context
-              protocol: era === 'modern' ? MODERN_REVISION : server.getNegotiatedProtocolVersion(),
-              // eslint-disable-next-line @typescript-eslint/no-deprecated -- as above
-              client: server.getClientVersion(),
-            },
-            'client session opened',
-          );
-        if (era === 'modern') opened();
-        else server.oninitialized = opened;
+        // Which revision and which client, once per session, when the era says it is open.
+        edgeOf(era).opened(server, (protocol) =>
+          // eslint-disable-next-line @typescript-eslint/no-deprecated -- logged once at open, outside any request's context
+          logger.info({ session: id, principal: caller.principal, protocol, client: server.getClientVersion() }, 'client session opened'),
+        );
         return server;
       },
       close() {

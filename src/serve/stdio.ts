@@ -1,10 +1,12 @@
-// Serving one stdio connection (or any message stream): the first message picks the era, the envelope guard and the listen tap sit in front.
-import type { JSONRPCMessage, MessageExtraInfo, Transport } from '@modelcontextprotocol/server';
+// Serving one stdio connection (or any message stream): the envelope guard in front, then the first message picks the era that serves it.
+import type { JSONRPCMessage, Transport } from '@modelcontextprotocol/server';
 import type { AccessGate } from '../access/gate.js';
-import { hasModernClaim } from '../eras/claim.js';
-import { ListenTap } from '../eras/listen-tap.js';
+import { eraOfFirstMessage } from '../eras/claim.js';
+import { edgeOf } from '../eras/edges.js';
 import type { Logger } from '../logger.js';
-import { installServerGuard } from '../wire/dispatch.js';
+import { compose, type ClassifiedHandler, type RefusingTransport } from '../wire/compose.js';
+import { deliverTo, guardedTail, type GuardedTail } from '../wire/dispatch.js';
+import { HoldUntilOpen, inFlightBound, serverEdge } from '../wire/server-edge.js';
 import { TransportFailure, type OutputLoss } from '../wire/line-transport.js';
 import type { Connection, DownstreamSession } from './proxy-types.js';
 
@@ -22,12 +24,8 @@ export interface StdioServeOptions {
 /**
  * Serves `downstream` over `transport`; the session is released when the transport closes.
  *
- * The first request or notification decides the era, as SDK 2.x's serveStdio does. A 2025 client
- * (no 2026 envelope claim) gets a Server connected straight to the transport: the entry's
- * per-connection channel classifies every message in and out with zod guards, which cost a fifth
- * of a relayed read. A client that opens in 2026-07-28 (server/discover, or any request with the
- * envelope) is handed to serveStdio, which owns discovery, the probe and its fallback to 2025, and
- * subscriptions/listen.
+ * The first request or notification decides the era, as SDK 2.x's serveStdio does
+ * (`eraOfFirstMessage`), and that era's edge serves the connection (`EraEdge.stdio`). The connection's wrappers are composed here, in order.
  *
  * @example
  * const connection = await serveConnection(new LineTransport(process.stdin, process.stdout), downstream, options);
@@ -35,20 +33,13 @@ export interface StdioServeOptions {
 export async function serveConnection(transport: Transport, downstream: DownstreamSession, options: StdioServeOptions): Promise<Connection> {
   const { gate, logger, connections } = options;
   const { session } = downstream;
-  const lossy = transport as Transport & { onloss?: (loss: OutputLoss) => void };
+  const lossy = transport as RefusingTransport & { onloss?: (loss: OutputLoss) => void };
   const prior = lossy.onloss;
-  // Lost output is ours to report loudly.
-  lossy.onloss = (loss) => {
-    const why = loss.reason === 'overflow' ? 'client is not reading its output' : `write failed: ${loss.error}`;
-    logger.error({ session: session.id, ...loss }, `closing session: ${why}; ${loss.messages} message(s) lost`);
-    prior?.(loss);
-  };
   const onerror = (err: Error) =>
     err instanceof TransportFailure
       ? logger.warn({ session: session.id, err: err.message }, 'session transport failed')
       : logger.debug({ session: session.id, err: err.message }, 'session transport');
-  const waiting: [JSONRPCMessage, MessageExtraInfo | undefined][] = [];
-  let opened = false;
+  let tail: GuardedTail | undefined;
   let closeEntry: () => Promise<void> = async () => {
     await transport.close();
   };
@@ -56,52 +47,44 @@ export async function serveConnection(transport: Transport, downstream: Downstre
     downstream.close();
     connections.delete(connection);
   };
-  const guard = installServerGuard(
-    transport,
-    (message, extra) => {
-      waiting.push([message, extra]);
-      if (opened || !('method' in message)) return;
-      opened = true;
-      void open(message).catch((err: unknown) => {
-        logger.warn({ session: session.id, err: String(err) }, 'session failed to open');
-        void transport.close();
-      });
-    },
-    { maxInFlight: options.maxInFlight },
-  );
-  const open = async (first: JSONRPCMessage): Promise<void> => {
-    // Whatever serves the session is connected to a tail of the transport (started already;
-    // sends and closes pass through), so the guard stays the transport's only handler and
-    // nothing can overtake the messages waiting for the era to be picked.
-    const tail: Transport = {
-      start: async () => undefined,
-      send: (message, sendOptions) => transport.send(message, sendOptions),
-      close: () => transport.close(),
-    };
-    if (!hasModernClaim((first as { params?: unknown }).params)) {
-      const server = downstream.createServer('legacy');
-      await server.connect(tail);
-      closeEntry = () => server.close();
-    } else {
-      const { serveStdio } = await import('@modelcontextprotocol/server/stdio'); // loaded only when a 2026 client comes
-      const entry = serveStdio(({ era }) => downstream.createServer(era), { transport: tail, onerror });
-      // Listens narrowed to what the federation accepts: the tap sits on the tail, in front of the entry.
-      new ListenTap({
+  const open = async (first: JSONRPCMessage): Promise<ClassifiedHandler> => {
+    const era = edgeOf(eraOfFirstMessage(first as { params?: unknown })).stdio({
+      createServer: (e) => downstream.createServer(e),
+      listen: {
         accept: (uri) => gate.listen(downstream.caller, session, uri),
         release: (uri) => void gate.release(session, uri),
-      }).install(tail);
-      closeEntry = () => entry.close();
-    }
-    const deliver: NonNullable<Transport['onmessage']> = (message, extra) => tail.onmessage?.(message, extra);
-    transport.onclose = () => {
-      tail.onclose?.();
-      released();
-    };
-    guard.setNext(deliver);
-    for (const [message, extra] of waiting.splice(0)) deliver(message, extra);
+      },
+      onerror,
+    });
+    // Out, from what serves the session: the era's wrappers (2026: an answer ends a listen), then the connection's.
+    tail = guardedTail(compose([era.send], wire), () => transport.close());
+    closeEntry = await era.serve(tail);
+    // In, behind the connection's wrappers: the era's (2026: the listen tap), then the facade Server or SDK entry on the tail.
+    return compose([era.receive], deliverTo(tail));
   };
+  // The connection's wrappers, in order. In: the edge classifies once and answers what is invalid or
+  // refused, the in-flight bound counts requests, messages wait until the first one's era serves
+  // them. Out: the in-flight bound counts answers, then the wire.
+  const inFlight = inFlightBound(transport, options.maxInFlight);
+  const wire = compose([inFlight?.send], (message, sendOptions) => transport.send(message, sendOptions));
+  const waiting = new HoldUntilOpen(open, (err) => {
+    logger.warn({ session: session.id, err: String(err) }, 'session failed to open');
+    void transport.close();
+  });
+  const edge = serverEdge(transport, wire, compose([inFlight?.receive], waiting.receive));
+  transport.onmessage = edge.onmessage;
+  lossy.onrefused = edge.onrefused;
   transport.onerror = onerror;
-  transport.onclose = released;
+  transport.onclose = () => {
+    tail?.onclose?.();
+    released();
+  };
+  // Lost output is ours to report loudly.
+  lossy.onloss = (loss) => {
+    const why = loss.reason === 'overflow' ? 'client is not reading its output' : `write failed: ${loss.error}`;
+    logger.error({ session: session.id, ...loss }, `closing session: ${why}; ${loss.messages} message(s) lost`);
+    prior?.(loss);
+  };
   await transport.start();
   const connection: Connection = {
     async close() {

@@ -6,7 +6,8 @@ import type { ServerConfig } from '../config/schema.js';
 import { installDispatch } from '../wire/dispatch.js';
 import { ErrorCodes, JsonRpc, MARK_TOO_DEEP, MARK_TOO_LARGE, ProxyError, rpcCodeOf } from '../errors.js';
 import { FairQueue } from './fair-queue.js';
-import { ListenFilter } from './listen-filter.js';
+import type { ListenFilter } from '../eras/listen-filter.js';
+import { negotiationMode, upstreamListen } from '../eras/upstream.js';
 import { EmptyResult, Methods } from '../protocol.js';
 import type { Logger } from '../logger.js';
 import type { TransportFactory, TransportLimits } from './transports.js';
@@ -79,7 +80,7 @@ export class Upstream {
   private retryTimer: NodeJS.Timeout | undefined;
   private readonly queue: FairQueue;
   /** The listen filter of the current connection (a new connection starts an empty one). */
-  private listens: { client: Client; filter: ListenFilter } | undefined;
+  private listens: { client: Client; filter: ListenFilter | undefined } | undefined;
   private readonly queuedTimeout = (): ProxyError =>
     new ProxyError(ErrorCodes.UPSTREAM_TIMEOUT, `upstream ${this.id} timed out (queued)`, { details: { server: this.id } });
   private readonly notificationListeners = new Set<(n: UpstreamNotification) => void>();
@@ -195,7 +196,7 @@ export class Upstream {
 
   /**
    * True when the upstream can notify changes of a URI: it declared `resources.subscribe`
-   * (2025-11-25: `resources/subscribe`; 2026-07-28: a `subscriptions/listen` filter entry).
+   * (asked in its revision's way, see {@link subscribe}).
    * Otherwise the relay polls.
    */
   get canSubscribe(): boolean {
@@ -219,28 +220,20 @@ export class Upstream {
     return this.request(Methods.unsubscribe, { uri }, EmptyResult).then(() => undefined);
   }
 
-  /** This connection's listen filter, for a 2026-07-28 upstream; undefined for 2025-11-25. */
+  /** This connection's listen filter, when its revision asks for changes that way (see `eras/upstream.ts`). */
   private listenFilter(): ListenFilter | undefined {
     const client = this.client;
-    if (!client || client.getNegotiatedProtocolVersion() !== MODERN) return undefined;
+    if (!client) return undefined;
     if (this.listens?.client !== client) {
-      void this.listens?.filter.close(); // the old connection's stream must not be reopened on it
-      const timeout = this.config.timeoutMs;
-      // A stream the upstream ended is reopened; what may have changed meanwhile is reported as updated.
-      // Its list changes arrive on the same stream when it declares them (2026 has no unsolicited ones).
-      const listChanged = this.capabilities?.resources?.listChanged === true;
-      const reopened = (uris: string[]) => {
-        for (const uri of uris) for (const l of this.notificationListeners) l({ method: Methods.updated, params: { uri } });
-        if (listChanged) for (const l of this.notificationListeners) l({ method: Methods.listChanged });
-      };
-      const filter = (uris: string[]) => ({
-        ...(uris.length > 0 ? { resourceSubscriptions: uris } : {}),
-        ...(listChanged ? { resourcesListChanged: true } : {}),
+      void this.listens?.filter?.close(); // the old connection's stream must not be reopened on it
+      const filter = upstreamListen(client, {
+        timeoutMs: this.config.timeoutMs,
+        listChanged: this.capabilities?.resources?.listChanged === true,
+        notify: (n) => {
+          for (const l of this.notificationListeners) l(n);
+        },
       });
-      this.listens = {
-        client,
-        filter: new ListenFilter((uris) => client.listen(filter(uris), { timeout }), { onReopened: reopened, always: listChanged }),
-      };
+      this.listens = { client, filter };
     }
     return this.listens.filter;
   }
@@ -303,7 +296,7 @@ export class Upstream {
     this.firstAttemptDone();
     clearTimeout(this.retryTimer);
     this.retryTimer = undefined;
-    void this.listens?.filter.close();
+    void this.listens?.filter?.close();
     this.listens = undefined;
     const closing = [this.client, this.connectingClient, this.connectingTransport];
     this.client = undefined;
@@ -332,7 +325,7 @@ export class Upstream {
     client.onclose = () => {
       if (this.client !== client) return;
       this.client = undefined;
-      void this.listens?.filter.close(); // the relay re-subscribes on the next connection
+      void this.listens?.filter?.close(); // the relay re-subscribes on the next connection
       this.listens = undefined;
       if (this.status === 'closed') return;
       this.failure = { reason: 'connection closed', stderr: stderrTailOf(transport) };
@@ -346,7 +339,7 @@ export class Upstream {
     this.generation++;
     this.readyAt = Date.now();
     this.setStatus('ready');
-    // A 2026-07-28 upstream tells of list changes only on a listen stream: hold one from the start.
+    // An upstream that tells of list changes only on a listen stream (2026-07-28): hold one from the start.
     this.listenFilter()?.start();
   }
 
@@ -405,8 +398,6 @@ function isConnectionLost(err: unknown): boolean {
   return err.message.startsWith('SSE error:');
 }
 
-const MODERN = '2026-07-28';
-
 /**
  * An attempt's error as one line: its message, plus the HTTP status when the SDK kept it only in the
  * error's data (`Error POSTing to endpoint: ` with an empty body says nothing by itself).
@@ -417,10 +408,4 @@ function describeFailure(err: unknown): string {
   if (typeof status !== 'number' || err.message.includes(String(status))) return err.message;
   const statusText = (err as { statusText?: unknown }).statusText;
   return `${err.message.replace(/:\s*$/, '')} (HTTP ${status}${typeof statusText === 'string' && statusText ? ` ${statusText}` : ''})`;
-}
-
-/** The SDK's version negotiation for a server's `protocol` setting. */
-function negotiationMode(protocol: ServerConfig['protocol']): 'legacy' | 'auto' | { pin: '2026-07-28' } {
-  if (protocol === 'auto') return 'auto';
-  return protocol === MODERN ? { pin: MODERN } : 'legacy';
 }

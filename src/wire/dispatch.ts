@@ -1,9 +1,9 @@
 // Dispatch of incoming JSON-RPC messages into an SDK Protocol: envelope-checked, every readable request id answered once.
-import type { Transport, JSONRPCMessage } from '@modelcontextprotocol/server';
+import type { Transport } from '@modelcontextprotocol/server';
 import { classify, type ReadableId } from './envelope.js';
-import { errorAnswer, errorText, JsonRpc, MARK_TOO_DEEP, MARK_TOO_LARGE } from '../errors.js';
-import { InFlightGate } from './in-flight.js';
-import type { Refusal } from './line-transport.js';
+import { errorAnswer, JsonRpc, MARK_TOO_DEEP, MARK_TOO_LARGE } from '../errors.js';
+import { refuseOnServer, replier } from './answers.js';
+import type { ClassifiedHandler, RefusingTransport, Send } from './compose.js';
 
 /** The SDK 2.x Protocol methods this relies on (TypeScript-private, present at run time; pinned by a test). */
 interface ProtocolInternals {
@@ -12,28 +12,54 @@ interface ProtocolInternals {
   _onnotification(message: unknown, extra?: unknown): void;
 }
 
-/** A transport that may report lines it refused and pause its input (see `LineTransport`). */
-type RefusingTransport = Transport & {
-  onrefused?: (refusal: Refusal) => void;
-  /** Sends JSON text as written (an answer echoing an id as the peer spelled it). */
-  sendText?: (text: string) => Promise<void>;
-  pauseInput?: () => void;
-  resumeInput?: () => void;
-};
-
-/** Options of {@link installDispatch}. */
-export interface DispatchOptions {
-  /**
-   * Server side: most requests one client may have in flight before its input is paused (when the
-   * transport can pause). Default: unbounded.
-   */
-  maxInFlight?: number;
-}
-
 /** Which end of the connection the Protocol is: a server answers bad requests, a client fails its own pending ones. */
 export type Side = 'server' | 'client';
 
-const CANCELLED = 'notifications/cancelled';
+/**
+ * The transport a guarded connection hands to whatever serves it: sends and closes pass through,
+ * and messages arrive classified. {@link installDispatch} plugs a Protocol into `receive`, so the
+ * envelope is classified once, at the edge; an SDK entry that reads `onmessage` gets it there.
+ */
+export interface GuardedTail extends Transport {
+  /** Where classified messages go when a Protocol's dispatch is installed; else they go to `onmessage`. */
+  receive: ClassifiedHandler | undefined;
+}
+
+const GUARDED = Symbol('mcp-federate/guarded');
+
+/** True for a {@link GuardedTail} (made by {@link guardedTail}). */
+function isGuardedTail(transport: Transport): transport is GuardedTail {
+  return (transport as { [GUARDED]?: true })[GUARDED] === true;
+}
+
+/** A {@link GuardedTail} whose sends go to `send` and closes to `close` (of a transport already started). */
+export function guardedTail(send: Send, close: () => Promise<void>): GuardedTail {
+  return { [GUARDED]: true, receive: undefined, start: async () => undefined, send, close } as GuardedTail;
+}
+
+/** Delivers a classified message to `tail`: its installed dispatch, else its `onmessage`. */
+export function deliverTo(tail: GuardedTail): ClassifiedHandler {
+  return (message, kind, extra) => (tail.receive ? tail.receive(message, kind, extra) : tail.onmessage?.(message, extra));
+}
+
+/** The Protocol's own entry points for a classified message (throws when the SDK lacks them). */
+function protocolEntry(protocol: object): ClassifiedHandler {
+  const p = protocol as unknown as Partial<ProtocolInternals>;
+  if (typeof p._onrequest !== 'function' || typeof p._onresponse !== 'function' || typeof p._onnotification !== 'function') {
+    throw new Error('the SDK Protocol lacks _onrequest/_onresponse/_onnotification: dispatch cannot be installed');
+  }
+  const internals = p as ProtocolInternals;
+  return (message, kind, extra) => {
+    switch (kind) {
+      case 'request':
+        return internals._onrequest(message, extra);
+      case 'notification':
+        return internals._onnotification(message, extra);
+      case 'response':
+        return internals._onresponse(message);
+    }
+  };
+}
 
 /**
  * Replaces the SDK's `onmessage` with one that classifies every message by its envelope
@@ -43,7 +69,7 @@ const CANCELLED = 'notifications/cancelled';
  *
  * - server side: a bad envelope with a readable id gets `-32600` with that id (id null when it has
  *   none); a line the transport refused gets `-32700` (not JSON) or `-32600` (too large, too deep);
- *   responses are never answered. (Requests in flight are bounded by {@link installServerGuard},
+ *   responses are never answered. (Requests in flight are bounded by `inFlightBound` (`server-edge.ts`),
  *   which sits in front of the connection whatever serves it.)
  * - client side (an upstream): a malformed or refused response whose id is readable fails that
  *   pending request with `-32603` (marked too large / too deep where that was the reason), so the
@@ -51,14 +77,18 @@ const CANCELLED = 'notifications/cancelled';
  *   and dropped. An oversized message whose id cannot be read leaves the connection in an unknown
  *   state: the transport is closed (the upstream reconnects with backoff).
  *
+ * On a {@link GuardedTail} (server side), the guard in front has classified and answered already:
+ * the Protocol is plugged into `receive` as it is, and nothing is classified twice.
+ *
  * Call after `connect()`. Throws when the Protocol lacks the methods (an SDK change); a test pins it.
  */
 export function installDispatch(protocol: object, transport: RefusingTransport, side: Side): void {
-  const p = protocol as unknown as Partial<ProtocolInternals>;
-  if (typeof p._onrequest !== 'function' || typeof p._onresponse !== 'function' || typeof p._onnotification !== 'function') {
-    throw new Error('the SDK Protocol lacks _onrequest/_onresponse/_onnotification: dispatch cannot be installed');
+  const entry = protocolEntry(protocol);
+  if (side === 'server' && isGuardedTail(transport)) {
+    transport.receive = entry;
+    return;
   }
-  const internals = p as ProtocolInternals;
+  const internals = protocol as unknown as ProtocolInternals;
   const report = (message: string) => transport.onerror?.(new Error(message));
   const reply = replier(transport);
   const failPending = (id: string | number, message: string, data?: Record<string, unknown>) =>
@@ -68,11 +98,9 @@ export function installDispatch(protocol: object, transport: RefusingTransport, 
     const envelope = classify(message);
     switch (envelope.kind) {
       case 'request':
-        return internals._onrequest(message, extra);
       case 'notification':
-        return internals._onnotification(message, extra);
       case 'response':
-        return internals._onresponse(message);
+        return entry(message, envelope.kind, extra);
       case 'invalid':
         if (side === 'server') {
           if (envelope.answer) return reply(envelope.id, JsonRpc.INVALID_REQUEST, `Invalid Request: ${envelope.reason}`);
@@ -96,94 +124,6 @@ export function installDispatch(protocol: object, transport: RefusingTransport, 
     report(`dropped a message (${reason}, limit ${limit})`);
     if (reason === 'too-large') void transport.close();
   };
-}
-
-/** A guard in front of a connection's handler, re-pointable when the handler changes. */
-export interface ServerGuard {
-  /** Where well-formed messages go from now on. */
-  setNext(next: NonNullable<Transport['onmessage']>): void;
-  /** The guard's own handler (re-install it as `onmessage` after something replaced it). */
-  readonly handler: NonNullable<Transport['onmessage']>;
-}
-
-/**
- * The server side of {@link installDispatch} for a connection whose handler changes after its
- * first message (an era is picked, an SDK entry takes over): installs itself as `onmessage`, so
- * every message the handler sees is well formed. A bad envelope with a readable id gets `-32600`
- * with that id (id null otherwise), a refused line `-32700` / `-32600`, and never reaches the
- * handler (SDK 2.x's `serveStdio` would drop it unanswered before the era is pinned). Requests in
- * flight are bounded by `maxInFlight` when the transport can pause (one gate for the connection's
- * whole life).
- */
-export function installServerGuard(transport: RefusingTransport, next: NonNullable<Transport['onmessage']>, options: DispatchOptions = {}): ServerGuard {
-  const reply = replier(transport);
-  const gate = inFlightGate(transport, options.maxInFlight);
-  let to = next;
-  const handler: NonNullable<Transport['onmessage']> = (message, extra) => {
-    const envelope = classify(message);
-    switch (envelope.kind) {
-      case 'request':
-        gate?.opened((message as { id: string | number }).id);
-        return to(message, extra);
-      case 'notification':
-        if (gate && (message as { method: string }).method === CANCELLED) {
-          gate.closed((message as { params?: { requestId?: unknown } }).params?.requestId);
-        }
-        return to(message, extra);
-      case 'response':
-        return to(message, extra);
-      case 'invalid':
-        if (envelope.answer) return reply(envelope.id, JsonRpc.INVALID_REQUEST, `Invalid Request: ${envelope.reason}`);
-        return transport.onerror?.(new Error(`dropped an invalid message: ${envelope.reason}`));
-    }
-  };
-  transport.onmessage = handler;
-  transport.onrefused = (refusal) => refuseOnServer(reply, refusal);
-  return {
-    handler,
-    setNext(n) {
-      to = n;
-    },
-  };
-}
-
-/** Sends an error answer for `id` (written as `idText` when given and the transport can), never throwing. */
-function replier(transport: RefusingTransport) {
-  return (id: ReadableId, code: number, message: string, data?: unknown, idText?: string) =>
-    void (
-      idText !== undefined && transport.sendText
-        ? transport.sendText(errorText(idText, code, message, data))
-        : transport.send(errorAnswer(id, code, message, data) as unknown as JSONRPCMessage)
-    ).catch(() => undefined);
-}
-
-/**
- * A line the transport refused, answered as the server: `-32700` not JSON, `-32600` too large, too
- * deep, or a request whose id is already in flight (the first one is still answered).
- */
-function refuseOnServer(reply: ReturnType<typeof replier>, { reason, id, limit, idText }: Refusal): void {
-  if (reason === 'parse-error') return reply(null, JsonRpc.PARSE_ERROR, 'Parse error');
-  if (reason === 'duplicate-id') return reply(id, JsonRpc.INVALID_REQUEST, 'Invalid Request: a request with this id is already in flight', undefined, idText);
-  const what = reason === 'too-large' ? `message exceeds ${limit} bytes` : `message nests deeper than ${limit} levels`;
-  reply(id, JsonRpc.INVALID_REQUEST, `Invalid Request: ${what}`, { limit }, idText);
-}
-
-/**
- * A gate over the transport's input, fed by its outgoing answers (the SDK sends nothing for a
- * request the client cancelled: the cancel closes it instead). Undefined when there is no bound or
- * the transport cannot pause.
- */
-function inFlightGate(transport: RefusingTransport, max: number | undefined): InFlightGate | undefined {
-  const { pauseInput, resumeInput } = transport;
-  if (max === undefined || !pauseInput || !resumeInput) return undefined;
-  const gate = new InFlightGate(max, pauseInput.bind(transport), resumeInput.bind(transport));
-  const send = transport.send.bind(transport);
-  transport.send = (message, sendOptions) => {
-    const m = message as { id?: unknown; method?: unknown };
-    if (m.method === undefined) gate.closed(m.id);
-    return send(message, sendOptions);
-  };
-  return gate;
 }
 
 /** Ids the SDK client issues: integers. */

@@ -4,7 +4,8 @@ import { describe, expect, it } from 'vitest';
 import { Client } from '@modelcontextprotocol/client';
 import { InMemoryTransport, Server, type JSONRPCMessage } from '@modelcontextprotocol/server';
 import { z } from 'zod';
-import { installDispatch } from '../../src/wire/dispatch.js';
+import { guardedTail, deliverTo, installDispatch } from '../../src/wire/dispatch.js';
+import { serverEdge } from '../../src/wire/server-edge.js';
 import { MARK_TOO_LARGE } from '../../src/errors.js';
 import type { Refusal } from '../../src/wire/line-transport.js';
 import { counter, deferred } from '../helpers/gate.js';
@@ -153,5 +154,45 @@ describe('installDispatch', () => {
   it('throws when the Protocol lacks the internals it relies on', () => {
     const [t] = InMemoryTransport.createLinkedPair();
     expect(() => installDispatch({}, t, 'server')).toThrow(/_onrequest/);
+  });
+
+  it('a guarded connection classifies each message once: the guard answers bad envelopes, the Protocol behind its tail gets the kind', async () => {
+    const server = newServer();
+    const [peer, edge] = InMemoryTransport.createLinkedPair();
+    const replies: Record<string, unknown>[] = [];
+    const got = counter();
+    peer.onmessage = (m) => {
+      replies.push(m);
+      got.hit();
+    };
+    await peer.start();
+    const tail = guardedTail(
+      (m, o) => edge.send(m, o),
+      () => edge.close(),
+    );
+    edge.onmessage = serverEdge(edge, (m, o) => edge.send(m, o), deliverTo(tail)).onmessage;
+    await edge.start();
+    await server.connect(tail);
+    installDispatch(server, tail, 'server');
+    expect(tail.receive).toBeTypeOf('function');
+    // Nothing reaches the tail's onmessage (the SDK's own dispatcher, or a second classifier): the kind goes to `receive`.
+    const seen: unknown[] = [];
+    tail.onmessage = (m) => void seen.push(m);
+    await peer.send({
+      jsonrpc: '2.0',
+      id: 1,
+      method: 'initialize',
+      params: { protocolVersion: '2025-11-25', capabilities: {}, clientInfo: { name: 'c', version: '1' } },
+    });
+    await got.until(1);
+    await peer.send({ jsonrpc: '2.0', id: 2, method: 'resources/list' });
+    await peer.send({ jsonrpc: '2.0', id: 3, method: 'resources/list', params: 5 } as unknown as JSONRPCMessage);
+    await got.until(3);
+    const byId = (id: number) => replies.find((r) => r.id === id);
+    expect(byId(2)).toEqual({ jsonrpc: '2.0', id: 2, result: { resources: [{ uri: 'x://1', name: 'one' }] } });
+    expect(byId(3)).toMatchObject({ jsonrpc: '2.0', id: 3, error: { code: -32600, message: 'Invalid Request: "params" must be an object' } });
+    expect(replies).toHaveLength(3);
+    expect(seen).toEqual([]);
+    await server.close();
   });
 });

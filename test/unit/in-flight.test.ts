@@ -2,7 +2,9 @@
 import { PassThrough, Writable } from 'node:stream';
 import { describe, expect, it } from 'vitest';
 import { Server } from '@modelcontextprotocol/server';
-import { installDispatch, installServerGuard } from '../../src/wire/dispatch.js';
+import { compose } from '../../src/wire/compose.js';
+import { deliverTo, guardedTail, installDispatch } from '../../src/wire/dispatch.js';
+import { inFlightBound, serverEdge } from '../../src/wire/server-edge.js';
 import { InFlightGate } from '../../src/wire/in-flight.js';
 import { LineTransport } from '../../src/wire/line-transport.js';
 import { counter, deferred } from '../helpers/gate.js';
@@ -51,9 +53,16 @@ describe('the server guard with maxInFlight', () => {
       },
     });
     const transport = new LineTransport(input, output);
-    await server.connect(transport);
-    installDispatch(server, transport, 'server');
-    installServerGuard(transport, transport.onmessage!, { maxInFlight: 4 }); // in front of the dispatch, as a connection has it
+    // Composed as a connection has it: the edge, the bound, then the Server behind a guarded tail.
+    const bound = inFlightBound(transport, 4)!;
+    const wire = compose([bound.send], (m) => transport.send(m));
+    const tail = guardedTail(wire, () => transport.close());
+    const edge = serverEdge(transport, wire, compose([bound.receive], deliverTo(tail)));
+    transport.onmessage = edge.onmessage;
+    transport.onrefused = edge.onrefused;
+    await transport.start();
+    await server.connect(tail);
+    installDispatch(server, tail, 'server');
     const read = (id: number) => `${JSON.stringify({ jsonrpc: '2.0', id, method: 'resources/read', params: { uri: `x://${id}` } })}\n`;
     const cancel = (id: number) => `${JSON.stringify({ jsonrpc: '2.0', method: 'notifications/cancelled', params: { requestId: id } })}\n`;
     // A cancel is an answer the SDK never sends: request 1 no longer counts, so five fit under a bound of four.

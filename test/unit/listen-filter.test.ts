@@ -1,6 +1,6 @@
 // ListenFilter: a change opens the new stream before closing the old; bursts fold into one reopening; failures surface.
 import { describe, expect, it } from 'vitest';
-import { ListenFilter } from '../../src/upstream/listen-filter.js';
+import { ListenFilter } from '../../src/eras/listen-filter.js';
 import { deferred } from '../helpers/gate.js';
 
 function opener() {

@@ -8,13 +8,16 @@ function harness(accepting: (uri: string) => boolean) {
   const delivered: Record<string, unknown>[] = [];
   const sent: Record<string, unknown>[] = [];
   const held = new Map<string, number>();
+  // eslint-disable-next-line prefer-const -- assigned below, after the transport whose closures refer to it
+  let tap: ListenTap | undefined;
+  // The tap's wrappers around an entry (delivered) and a wire (sent).
   const transport = {
     start: async () => undefined,
     close: async () => undefined,
-    send: async (m: JSONRPCMessage) => void sent.push(m),
-    onmessage: (m: JSONRPCMessage) => void delivered.push(m),
+    send: (m: JSONRPCMessage) => tap!.send(async (x: JSONRPCMessage) => void sent.push(x))(m),
+    onmessage: (m: JSONRPCMessage) => tap!.receive((x: JSONRPCMessage) => void delivered.push(x as never))(m),
   } as unknown as Transport;
-  const tap = new ListenTap({
+  tap = new ListenTap({
     accept: async (uri) => {
       if (!accepting(uri)) return undefined;
       held.set(uri, 1); // a session holds a URI or not (the relay's subscribe is idempotent)
@@ -22,7 +25,6 @@ function harness(accepting: (uri: string) => boolean) {
     },
     release: (uri) => void held.set(uri, 0),
   });
-  tap.install(transport);
   const push = (m: Record<string, unknown>) => transport.onmessage?.(m as never);
   const settle = () => new Promise((r) => setImmediate(r));
   return { transport, tap, delivered, sent, held, push, settle };

@@ -1,6 +1,7 @@
 // The `servers` block: each upstream, stdio or remote, and how the servers are keyed by id. Pure.
 import { z } from 'zod';
 import { deriveServerId, isServerId, SERVER_ID_PATTERN } from '../../uri/server-id.js';
+import { Revisions } from '../../protocol.js';
 import { positiveInt } from './fields.js';
 
 /** Fields every upstream accepts, whatever its transport. */
@@ -31,7 +32,7 @@ const commonServerFields = {
    * (no handshake; the upstream must support it), or "auto" (ask with `server/discover`, fall back to
    * initialize, on the same connection). Decided per upstream, never from a client's revision. Default: "auto".
    */
-  protocol: z.enum(['2025-11-25', '2026-07-28', 'auto']).default('auto'),
+  protocol: z.enum([Revisions.legacy, Revisions.modern, 'auto']).default('auto'),
   /** Set to false to never cache this upstream's reads. Default: true. */
   cache: z.boolean().default(true),
   /**

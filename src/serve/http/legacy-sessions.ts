@@ -1,4 +1,5 @@
 // The 2025-11-25 path of the HTTP endpoint: stateful sessions bound to the principal that opened them, with idle expiry.
+import { LEGACY } from '../../eras/era.js';
 import { randomBytes } from 'node:crypto';
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { HttpConfig } from '../../config/schema.js';
@@ -130,7 +131,7 @@ export class LegacySessions {
     };
     sessions.set(sessionId, session);
     logger.info({ session: sessionId, principal: who.principal }, 'http: session opened');
-    await downstream.createServer('legacy').connect(transport);
+    await downstream.createServer(LEGACY).connect(transport);
     this.withSession(session, req, res, body, who, text);
   }
 

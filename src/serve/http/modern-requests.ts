@@ -1,4 +1,5 @@
 // The 2026-07-28 path of the HTTP endpoint: stateless requests through SDK v2's handler, and `subscriptions/listen` as one SSE response each.
+import { MODERN } from '../../eras/era.js';
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { createMcpHandler, type AuthInfo } from '@modelcontextprotocol/server';
 import type { Caller } from '../../caller.js';
@@ -55,7 +56,7 @@ export class ModernRequests {
       (ctx) => {
         const caller = callerOf(ctx.authInfo);
         if (!caller) throw new Error('unauthenticated request reached the MCP handler');
-        return proxy.statelessServer('modern', caller);
+        return proxy.statelessServer(MODERN, caller);
       },
       { legacy: 'reject', onerror: (err) => logger.debug({ err: err.message }, 'http: modern request') },
     );

@@ -15,7 +15,7 @@ import { readBody } from './body.js';
 import { isJsonContentType } from './content-type.js';
 import type { PrincipalBounds } from './principal-bounds.js';
 import { header, json } from './reply.js';
-import { isModernRequest } from './request-era.js';
+import { isModernRequest } from '../../eras/request-era.js';
 
 /** The methods the MCP path serves; any other gets 405 with this `Allow`. */
 export const MCP_METHODS = 'GET, POST, DELETE';

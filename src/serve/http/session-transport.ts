@@ -4,6 +4,7 @@ import { SUPPORTED_PROTOCOL_VERSIONS, type JSONRPCMessage, type MessageExtraInfo
 import { classify } from '../../wire/envelope.js';
 import { RequestIds, spelledId } from '../../wire/raw-id.js';
 import { errorText, httpErrorBody, JsonRpc } from '../../errors.js';
+import { Revisions } from '../../protocol.js';
 import { isJsonContentType } from './content-type.js';
 
 type Id = string | number;
@@ -131,7 +132,7 @@ export class HttpSessionTransport implements Transport {
       return json(
         res,
         400,
-        httpErrorBody(JsonRpc.INVALID_REQUEST, 'Invalid Request: one JSON-RPC message per POST (2025-11-25 has no batches)'),
+        httpErrorBody(JsonRpc.INVALID_REQUEST, `Invalid Request: one JSON-RPC message per POST (${Revisions.legacy} has no batches)`),
         this.idHeader,
       );
     }

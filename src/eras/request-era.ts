@@ -1,5 +1,6 @@
 // Which protocol era one HTTP request belongs to, decided from its method, headers and parsed body. Pure.
-import { hasModernClaim } from '../../eras/claim.js';
+import { Revisions } from '../protocol.js';
+import { hasModernClaim } from './claim.js';
 
 /**
  * True for MCP 2026-07-28 traffic: a POST whose JSON-RPC message carries the per-request envelope
@@ -11,7 +12,7 @@ import { hasModernClaim } from '../../eras/claim.js';
  */
 export function isModernRequest(method: string | undefined, protocolHeader: string | undefined, body: unknown): boolean {
   if (method !== 'POST') return false;
-  if (typeof protocolHeader === 'string' && protocolHeader >= '2026-07-28') return true;
+  if (typeof protocolHeader === 'string' && protocolHeader >= Revisions.modern) return true;
   if (typeof body !== 'object' || body === null || Array.isArray(body)) return false;
   return hasModernClaim((body as { params?: unknown }).params);
 }
