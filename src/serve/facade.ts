@@ -31,13 +31,28 @@ export interface FacadeOptions {
   serverInfo: { name: string; version: string };
   /** The era this instance serves (an SDK entry pins one per connection). Default: `legacy`. */
   era?: Era;
+  /** Which of tools and prompts this session is offered (some upstream may have them). Default: neither. */
+  offers?: Offers;
+}
+
+/** The kinds besides resources a session is offered (declared as capabilities, handled). */
+export interface Offers {
+  tools: boolean;
+  prompts: boolean;
 }
 
 /** The request context handlers receive (the signal, and the request's own caller over HTTP). */
-type Ctx = { mcpReq: { signal: AbortSignal }; http?: { authInfo?: AuthInfo } };
+type Ctx = {
+  mcpReq: { signal: AbortSignal; _meta?: Record<string, unknown>; notify: (n: { method: string; params?: Record<string, unknown> }) => Promise<void> };
+  http?: { authInfo?: AuthInfo };
+};
 
 const ListParams = z.looseObject({ cursor: z.string().optional() });
 const UriParams = z.looseObject({ uri: z.string() });
+/** A tool or prompt name as a client may send it (names longer than this are unknown anyway). */
+const ItemName = z.string().max(1024);
+const CallParams = z.looseObject({ name: ItemName, arguments: z.record(z.string(), z.unknown()).optional() });
+const GetParams = z.looseObject({ name: ItemName, arguments: z.record(z.string(), z.string()).optional() });
 const CompleteParamsSchema = z.looseObject({
   ref: z.union([z.looseObject({ type: z.literal('ref/resource'), uri: z.string() }), z.looseObject({ type: z.literal('ref/prompt'), name: z.string() })]),
   argument: z.looseObject({ name: z.string(), value: z.string() }),
@@ -61,8 +76,9 @@ class FacadeServer extends Server {
   constructor(
     info: { name: string; version: string },
     private readonly era: Era,
+    offers: Offers,
   ) {
-    super(info, { capabilities: FACADE_CAPABILITIES });
+    super(info, { capabilities: capabilitiesFor(offers) });
   }
 
   protected override buildContext(ctx: BaseContext): ServerContext {
@@ -88,7 +104,8 @@ class FacadeServer extends Server {
 export function createFacadeServer(options: FacadeOptions): Server {
   const { gate, caller, session, logger } = options;
   const era = options.era ?? 'legacy';
-  const server: Server = new FacadeServer(options.serverInfo, era);
+  const offers = options.offers ?? { tools: false, prompts: false };
+  const server: Server = new FacadeServer(options.serverInfo, era, offers);
   // 2026 answers carry the proxy's cache hint as fields; 2025 ones never do.
   const cacheable = era === 'modern' ? withCacheFields : <T>(result: T): T => result;
 
@@ -134,8 +151,62 @@ export function createFacadeServer(options: FacadeOptions): Server {
       gate.complete(caller, params as CompleteParams, ctx.mcpReq.signal),
     ),
   );
+  if (offers.tools || offers.prompts) handleItems(gate, offers, handle, boundary, who, cacheable);
   answerInvalidParams(server);
   return server;
+}
+
+/** The capabilities of a session offered `offers`: tools and prompts with their list changes, and logging for the messages relayed during a call. */
+export function capabilitiesFor(offers: Offers): ServerCapabilities {
+  if (!offers.tools && !offers.prompts) return FACADE_CAPABILITIES;
+  return {
+    ...FACADE_CAPABILITIES,
+    ...(offers.tools ? { tools: { listChanged: true } } : {}),
+    ...(offers.prompts ? { prompts: { listChanged: true } } : {}),
+    logging: {},
+  };
+}
+
+type Handle = <P>(method: string, schema: z.ZodType<P>, fn: (params: P, ctx: Ctx) => Promise<Record<string, unknown>>) => void;
+type Boundary = <T>(method: string, ctx: ErrorContext, by: Caller, fn: (caller: Caller) => Promise<T>) => Promise<T>;
+
+/** The handlers of tools and prompts: lists, `tools/call`, `prompts/get`, each with its caller's progress and messages relayed to it alone. */
+function handleItems(
+  gate: AccessGate,
+  offers: Offers,
+  handle: Handle,
+  boundary: Boundary,
+  who: (ctx: Ctx) => Caller,
+  cacheable: <T extends object>(r: T) => T,
+): void {
+  const relayOf = (ctx: Ctx, caller: Caller) => {
+    const token = ctx.mcpReq._meta?.progressToken;
+    const notify = (method: string, params: Record<string, unknown>) => void ctx.mcpReq.notify({ method, params }).catch(() => undefined);
+    return {
+      signal: ctx.mcpReq.signal,
+      principal: caller.principal,
+      ...(typeof token === 'string' || typeof token === 'number'
+        ? { onProgress: (p: { progress: number; total?: number; message?: string }) => notify('notifications/progress', { ...p, progressToken: token }) }
+        : {}),
+      onMessage: (params: Record<string, unknown>) => notify('notifications/message', params),
+    };
+  };
+  if (offers.tools) {
+    handle('tools/list', ListParams, (params, ctx) =>
+      boundary('tools/list', {}, who(ctx), async (caller) => cacheable(await gate.listItems(caller, 'tools', params.cursor, ctx.mcpReq.signal))),
+    );
+    handle('tools/call', CallParams, (params, ctx) =>
+      boundary('tools/call', {}, who(ctx), (caller) => gate.callTool(caller, params as Record<string, unknown> & { name: string }, relayOf(ctx, caller))),
+    );
+  }
+  if (offers.prompts) {
+    handle('prompts/list', ListParams, (params, ctx) =>
+      boundary('prompts/list', {}, who(ctx), async (caller) => cacheable(await gate.listItems(caller, 'prompts', params.cursor, ctx.mcpReq.signal))),
+    );
+    handle('prompts/get', GetParams, (params, ctx) =>
+      boundary('prompts/get', {}, who(ctx), (caller) => gate.getPrompt(caller, params as Record<string, unknown> & { name: string }, relayOf(ctx, caller))),
+    );
+  }
 }
 
 type RequestHandler = (request: unknown, extra: unknown) => Promise<unknown>;
@@ -224,6 +295,7 @@ function logFailure(logger: Logger, method: string, err: unknown, caller: Caller
     code === ErrorCodes.INVALID_CURSOR ||
     code === ErrorCodes.INVALID_PARAMS ||
     code === ErrorCodes.LIMIT_EXCEEDED ||
+    code === ErrorCodes.UNKNOWN_ITEM ||
     code === ErrorCodes.CANCELLED;
   const record = {
     method,

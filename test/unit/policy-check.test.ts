@@ -65,7 +65,7 @@ describe('policy check', () => {
     [['--action', 'read', 'docs+file:///a'], '--principal is required'],
     [['--principal', '', '--action', 'read', 'docs+file:///a'], '--principal is required'],
     [['--principal', 'alice', 'docs+file:///a'], '--action is required'],
-    [['--principal', 'alice', '--action', 'write', 'docs+file:///a'], '--action: expected one of list, read, subscribe, complete, got "write"'],
+    [['--principal', 'alice', '--action', 'write', 'docs+file:///a'], '--action: expected one of list, read, subscribe, complete, call, get, got "write"'],
     [['--principal', 'alice', '--role', '', '--action', 'read', 'docs+file:///a'], '--role must not be empty'],
     [['--principal', 'alice', '--action', 'read'], 'a namespaced URI is required'],
     [['--principal', 'alice', '--action', 'read', 'docs+file:///a', 'docs+file:///b'], 'one URI only'],
