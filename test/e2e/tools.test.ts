@@ -2,8 +2,24 @@
 import { readFileSync } from 'node:fs';
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
+import { Client } from '@modelcontextprotocol/sdk/client/index.js';
+import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import { LoggingMessageNotificationSchema } from '@modelcontextprotocol/sdk/types.js';
-import { DirectClient, ProxyProcess, ROOT, TempDir, V2Proxy, disposeAll, rpcError, suiteResource, upstreams, within, type StdioUpstream } from './helpers.js';
+import { Client as ModernClient, StreamableHTTPClientTransport as ModernHttpTransport } from '@modelcontextprotocol/client';
+import {
+  DirectClient,
+  HttpGatewayProcess,
+  ProxyProcess,
+  ROOT,
+  TempDir,
+  V2Proxy,
+  disposeAll,
+  rpcError,
+  suiteResource,
+  upstreams,
+  within,
+  type StdioUpstream,
+} from './helpers.js';
 
 const TOOLS_FIXTURE = path.join(ROOT, 'test', 'fixtures', 'tools-server.mjs');
 const LONG = `a_tool_whose_name_is_long_enough_that_prefixing_it_would_pass_sixty_four_characters`;
@@ -242,5 +258,67 @@ describe('tools and prompts through the gateway (SDK v2 client, 2026-07-28)', ()
     expect(unknown).toMatchObject({ code: -32602 });
     expect(String((unknown as { message: string }).message)).toContain('Unknown tool: two__nope');
     dir[Symbol.dispose]();
+  });
+});
+
+describe('tool call timeouts and both transports', () => {
+  it('times a silent call out after timeouts.callMs (cancelled upstream), while progress keeps a longer call alive', async () => {
+    await using dir = new TempDir();
+    await using proxy = await ProxyProcess.start({
+      servers: { two: tools('two', dir.file('two.log')) },
+      timeouts: { callMs: 1500, callMaxMs: 60_000 },
+      list: { firstWaitMs: 60_000 },
+    });
+    const steps: unknown[] = [];
+    const long = await proxy.client.callTool({ name: 'two__progress', arguments: { steps: 6, stepMs: 400 } }, undefined, {
+      onprogress: (p) => steps.push(p),
+      timeout: 60_000,
+    });
+    expect(long).toEqual({ content: [{ type: 'text', text: 'done 6' }] });
+    expect(steps.length).toBe(6);
+    expect(await rpcError(proxy.client.callTool({ name: 'two__hang', arguments: {} }, undefined, { timeout: 60_000 }))).toMatchObject({
+      code: -32001,
+      message: 'MCP error -32001: Upstream request timed out',
+    });
+    await within(
+      (async () => {
+        while (!readFileSync(dir.file('two.log'), 'utf8').includes('cancelled hang')) await new Promise((r) => setTimeout(r, 20));
+      })(),
+      'the upstream to be told the call is cancelled',
+    );
+  });
+
+  it('over HTTP: a 2025 session gets its progress on the POST stream, a 2026 request its result', async () => {
+    await using dir = new TempDir();
+    const token = 'tools-http-token-0123456789abcdef';
+    await using gateway = await HttpGatewayProcess.serve(
+      dir.writeConfig({
+        servers: { two: tools('two', dir.file('two.log')), everything: upstreams.everything() },
+        auth: { tokens: [{ principal: 'hana', token }] },
+        list: { firstWaitMs: 60_000 },
+      }),
+    );
+    await within(gateway.started, 'the upstreams to start');
+    const headers = { authorization: `Bearer ${token}` };
+    const legacy = new Client({ name: 'tools-http', version: '1' });
+    await legacy.connect(new StreamableHTTPClientTransport(gateway.url, { requestInit: { headers } }));
+    const steps: unknown[] = [];
+    expect(await legacy.callTool({ name: 'two__progress', arguments: { steps: 3 } }, undefined, { onprogress: (p) => steps.push(p) })).toEqual({
+      content: [{ type: 'text', text: 'done 3' }],
+    });
+    expect(steps).toEqual([1, 2, 3].map((progress) => ({ progress, total: 3 })));
+    expect((await legacy.callTool({ name: 'everything__echo', arguments: { message: 'over http' } })).content).toEqual([
+      { type: 'text', text: 'Echo: over http' },
+    ]);
+    await legacy.close();
+    const modern = new ModernClient({ name: 'tools-http-2026', version: '1' }, { versionNegotiation: { mode: 'auto' } });
+    await modern.connect(new ModernHttpTransport(gateway.url, { requestInit: { headers } }));
+    const listed = (await modern.listTools()).tools.map((t) => t.name);
+    expect(listed).toEqual(expect.arrayContaining(['two__echo', 'everything__echo']));
+    expect((await modern.callTool({ name: 'two__echo', arguments: { message: 'm' } })).content).toEqual([{ type: 'text', text: 'two:echo:m' }]);
+    expect((await modern.getPrompt({ name: 'two__greet', arguments: { who: 'h' } })).messages).toEqual([
+      { role: 'user', content: { type: 'text', text: 'hello h' } },
+    ]);
+    await modern.close();
   });
 });
