@@ -31,6 +31,7 @@ export class FederatedPrompts {
         timeoutMs: timeouts.callMs,
         maxTotalMs: timeouts.callMaxMs,
         onProgress: relay.onProgress,
+        key: `${found.kind}\u0000${found.name}\u0000${trace?.argumentsSha256 ?? ''}`,
       }),
     );
     const encode = (uri: string) => this.deps.uris.encode(server, uri);

@@ -54,6 +54,7 @@ export class FederatedTools {
         timeoutMs: timeouts.callMs,
         maxTotalMs: timeouts.callMaxMs,
         onProgress: relay.onProgress,
+        key: `${found.kind}\u0000${found.name}\u0000${trace?.argumentsSha256 ?? ''}`,
       }),
     );
     const out: Record<string, unknown> = { ...withoutHopFields(result) };

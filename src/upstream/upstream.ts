@@ -58,6 +58,12 @@ export interface CallOptions {
   /** Fails the request this long after it was made, whatever progress it reports. */
   maxTotalMs: number;
   onProgress?: ((progress: UpstreamProgress) => void) | undefined;
+  /**
+   * What the call shares its fair-queue slots with (at most half the upstream's `concurrency` per
+   * key): e.g. the tool and a digest of its arguments, so one hung invocation cannot take every
+   * slot. Default: the method and name.
+   */
+  key?: string | undefined;
 }
 
 /** The result schema shape `request` validates against: any zod schema. */
@@ -310,7 +316,7 @@ export class Upstream {
       throw new ProxyError(ErrorCodes.UPSTREAM_UNAVAILABLE, `upstream ${this.id} is not connected`);
     }
     const timeoutMs = long ? long.timeoutMs : this.config.timeoutMs;
-    const key = typeof params?.uri === 'string' ? params.uri : typeof params?.name === 'string' ? `${method}:${params.name}` : method;
+    const key = long?.key ?? (typeof params?.uri === 'string' ? params.uri : typeof params?.name === 'string' ? `${method}:${params.name}` : method);
     // The deadline counts from now, queue wait included: a request that waited is given what is
     // left of it when it starts, and one still waiting at its deadline fails without being sent.
     const deadline = performance.now() + timeoutMs;
