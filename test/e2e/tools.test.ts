@@ -4,7 +4,7 @@ import path from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
-import { LoggingMessageNotificationSchema } from '@modelcontextprotocol/sdk/types.js';
+import { LoggingMessageNotificationSchema, ToolListChangedNotificationSchema } from '@modelcontextprotocol/sdk/types.js';
 import { Client as ModernClient, StreamableHTTPClientTransport as ModernHttpTransport } from '@modelcontextprotocol/client';
 import {
   DirectClient,
@@ -258,6 +258,30 @@ describe('tools and prompts through the gateway (SDK v2 client, 2026-07-28)', ()
     expect(unknown).toMatchObject({ code: -32602 });
     expect(String((unknown as { message: string }).message)).toContain('Unknown tool: two__nope');
     dir[Symbol.dispose]();
+  });
+});
+
+describe('list changes', () => {
+  it('relays an upstream tools/list_changed and the new tool is callable at once', async () => {
+    await using dir = new TempDir();
+    await using proxy = await ProxyProcess.start({
+      servers: { two: tools('two', dir.file('two.log')) },
+      listChanged: { coalesceMs: 200 },
+      list: { firstWaitMs: 60_000 },
+    });
+    let heard = 0;
+    let first: () => void = () => undefined;
+    const once = new Promise<void>((resolve) => (first = resolve));
+    proxy.client.setNotificationHandler(ToolListChangedNotificationSchema, () => {
+      heard++;
+      first();
+    });
+    expect(await rpcError(proxy.client.callTool({ name: 'two__added', arguments: {} }))).toMatchObject({ code: -32602 });
+    await proxy.client.callTool({ name: 'two__announce', arguments: {} });
+    await within(once, 'tools/list_changed');
+    expect((await proxy.client.listTools()).tools.map((t) => t.name)).toContain('two__added');
+    expect(await proxy.client.callTool({ name: 'two__added', arguments: { message: 'new' } })).toEqual({ content: [{ type: 'text', text: 'two:added:new' }] });
+    expect(heard).toBeGreaterThanOrEqual(1); // the two upstream notifications are coalesced (see test/unit/list-changed.test.ts)
   });
 });
 
