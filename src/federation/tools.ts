@@ -67,14 +67,22 @@ export class FederatedTools {
   }
 }
 
-/** The client's params without its `_meta.progressToken` (the upstream gets the proxy's own). */
+/**
+ * The client's params as sent upstream: without its `_meta.progressToken` (the upstream gets the
+ * proxy's own) and without reserved `io.modelcontextprotocol/*` `_meta` keys (the client's own hop:
+ * its revision and envelope are not the proxy's towards the upstream).
+ */
 export function withoutProgressToken(params: Record<string, unknown>): Record<string, unknown> {
   const meta = params._meta as Record<string, unknown> | undefined;
-  if (!meta || typeof meta !== 'object' || !('progressToken' in meta)) return params;
-  const { progressToken: _token, ...rest } = meta;
+  if (!meta || typeof meta !== 'object') return params;
+  const keys = Object.keys(meta);
+  const kept = keys.filter((k) => k !== 'progressToken' && !k.startsWith(RESERVED_META_PREFIX));
+  if (kept.length === keys.length) return params;
   const { _meta: _drop, ...others } = params;
-  return Object.keys(rest).length > 0 ? { ...others, _meta: rest } : others;
+  return kept.length > 0 ? { ...others, _meta: Object.fromEntries(kept.map((k) => [k, meta[k]])) } : others;
 }
+
+const RESERVED_META_PREFIX = 'io.modelcontextprotocol/';
 
 /** Characters of `value` as JSON (what a result weighs in the audit record). */
 export function jsonLength(value: unknown): number {
