@@ -57,7 +57,9 @@ describe('tools under policy and audit (stdio, raw wire)', () => {
     );
     await wire.initialize();
     const listed = (await wire.request('tools/list', {})).result?.tools as { name: string }[];
-    expect(listed.map((t) => t.name).sort()).toEqual(['fx__echo', 'fx__fail', 'fx__progress', 'fx__structured', 'fx__text', 'fx__chatty'].sort());
+    expect(listed.map((t) => t.name).sort()).toEqual(
+      ['fx__announce', 'fx__echo', 'fx__fail', 'fx__progress', 'fx__structured', 'fx__text', 'fx__chatty'].sort(),
+    );
     // Denied (fx__write: no-write; fx__die: no-die) and unknown names of the same length: the same bytes but for the name.
     const raw = async (name: string, id: string) => {
       await wire.send({ jsonrpc: '2.0', id, method: 'tools/call', params: { name, arguments: { a: 1 } } });
