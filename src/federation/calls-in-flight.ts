@@ -9,6 +9,12 @@ export interface CallRelay {
   onProgress?: ((progress: { progress: number; total?: number; message?: string }) => void) | undefined;
   /** An upstream `notifications/message` sent while this call was the only one in flight to it. */
   onMessage?: ((params: Record<string, unknown>) => void) | undefined;
+  /**
+   * The downstream request's own context (the SDK handler's `ctx`: its era, `mcpReq.send` for
+   * requests related to it), for what an upstream asks back during the call (elicitation,
+   * sampling, roots: bridged by the era layer, issue 17 item 6). Unused by the federation itself.
+   */
+  context?: unknown;
 }
 
 /**

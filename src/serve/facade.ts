@@ -210,6 +210,7 @@ function handleItems(
     return {
       signal: ctx.mcpReq.signal,
       principal: caller.principal,
+      context: ctx,
       ...(typeof token === 'string' || typeof token === 'number'
         ? { onProgress: (p: { progress: number; total?: number; message?: string }) => notify('notifications/progress', { ...p, progressToken: token }) }
         : {}),
