@@ -262,7 +262,7 @@ describe('tools and prompts through the gateway (SDK v2 client, 2026-07-28)', ()
 });
 
 describe('list changes', () => {
-  it('relays an upstream tools/list_changed and the new tool is callable at once', async () => {
+  it('relays an upstream tools/list_changed and the new tool is callable at once; an upstream going away is announced', async () => {
     await using dir = new TempDir();
     await using proxy = await ProxyProcess.start({
       servers: { two: tools('two', dir.file('two.log')) },
@@ -282,6 +282,16 @@ describe('list changes', () => {
     expect((await proxy.client.listTools()).tools.map((t) => t.name)).toContain('two__added');
     expect(await proxy.client.callTool({ name: 'two__added', arguments: { message: 'new' } })).toEqual({ content: [{ type: 'text', text: 'two:added:new' }] });
     expect(heard).toBeGreaterThanOrEqual(1); // the two upstream notifications are coalesced (see test/unit/list-changed.test.ts)
+    // An upstream that goes away is announced too.
+    const before = heard;
+    const gone = within(
+      (async () => {
+        while (heard === before) await new Promise((r) => setImmediate(r));
+      })(),
+      'tools/list_changed when the upstream went away',
+    );
+    await rpcError(proxy.client.callTool({ name: 'two__die', arguments: {} }));
+    await gone;
   });
 });
 
