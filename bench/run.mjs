@@ -17,6 +17,7 @@ import { StdioClientTransport as ModernStdioTransport } from '@modelcontextproto
 const ROOT = resolve(dirname(fileURLToPath(import.meta.url)), '..');
 const FIXTURE = join(ROOT, 'test/fixtures/catalog-server.mjs');
 const MODERN_FIXTURE = join(ROOT, 'test/fixtures/modern-server.mjs');
+const TOOLS_FIXTURE = join(ROOT, 'test/fixtures/tools-server.mjs');
 const CLI = join(ROOT, 'dist/cli.js');
 const RESULTS = join(ROOT, 'bench/results.md');
 
@@ -464,6 +465,38 @@ const readPhase = async (direct, proxy) => {
   addRow('proxy peak RSS (1 upstream, after reads)', undefined, await on(proxy, (h) => peakRssMb(h.pid)), 'mb', RSS_TARGET);
 };
 
+/** `tools/call` of a tool answering 1 KiB of text: direct vs relayed, and the proxy's CPU per call (beside the read rows of the same run). */
+const callPhase = async () => {
+  progress('tools/call throughput');
+  const toolArgs = [TOOLS_FIXTURE, '--text-bytes', '1024'];
+  const direct = await attempt(() => spawnClient('tools fixture', process.execPath, toolArgs));
+  const proxy = await attempt(async () => {
+    if (!existsSync(CLI)) throw new Error(`${CLI} not found (run npm run build)`);
+    const file = join(tmp, `config-${configSeq++}.json`);
+    writeFileSync(file, JSON.stringify({ servers: { bench: { command: process.execPath, args: toolArgs } } }, null, 2));
+    const handle = await spawnClient('proxy', CLI, ['--config', file, '--log-level', 'warn']);
+    await handle.client.listTools();
+    return handle;
+  });
+  // Arguments vary as the read rows' URIs do (the fair queue shares slots per tool and arguments, as per URI).
+  const calls = (client, name) =>
+    timeIt(() => pool(N.throughput, N.inFlight, (i) => client.callTool({ name, arguments: { n: i % 1000 } }))).then((ms) => (N.throughput * 1000) / ms);
+  let dTp;
+  let pTp;
+  const cpu = await on(proxy, (h) =>
+    cpuPer(h.pid, (N.throughputReps + 1) * N.throughput, async () => {
+      [dTp, pTp] = await interleavedMedians(
+        N.throughputReps,
+        sideOf(direct, (d) => calls(d.client, 'text')),
+        sideOf(proxy, () => calls(h.client, 'bench__text')),
+      );
+    }),
+  );
+  addRow(`tools/call throughput, 1 KiB text result (${N.throughput} calls, ${N.inFlight} in flight, median of ${N.throughputReps})`, dTp, pTp, 'rps');
+  addRow('proxy CPU per relayed tools/call (1 KiB text)', undefined, cpu, 'us');
+  await closeHandles(direct, proxy);
+};
+
 const modernPhase = async () => {
   progress('2026-07-28 client: read throughput');
   const direct = await attempt(() => spawnModernClient('modern fixture', process.execPath, [MODERN_FIXTURE]));
@@ -808,6 +841,7 @@ const main = async () => {
     const relayProxy = await attempt(() => spawnSettledProxy({ bench: subscribeArgs }, { cache: { enabled: false } }));
     await readPhase(direct, relayProxy);
     await closeHandles(relayProxy);
+    await callPhase();
   }
   if (PHASES.has('modern')) await modernPhase();
   if (PHASES.has('access')) await accessPhase();

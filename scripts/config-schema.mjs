@@ -14,7 +14,7 @@ export const REFERENCE_FILE = 'docs/configuration-reference.md';
  * The schema's source files, in the order their blocks appear in the config (the assembly last):
  * their TSDoc is read as one text, so a spread (`...commonServerFields`) resolves across them.
  */
-export const SCHEMA_SOURCES = ['fields', 'servers', 'core', 'http', 'auth', 'audit', 'policy', 'limits']
+export const SCHEMA_SOURCES = ['fields', 'servers', 'core', 'http', 'auth', 'audit', 'policy', 'limits', 'tools']
   .map((block) => `src/config/schema/${block}.ts`)
   .concat('src/config/schema.ts');
 
@@ -68,7 +68,7 @@ function tidy(text) {
  * The JSON Schema of a config file: the zod schema's input side, with each upstream's two shapes
  * spelled out and every property described by its TSDoc.
  */
-export function buildJsonSchema({ ConfigSchema, StdioServerSchema, RemoteServerSchema, RateLimitSchema, CompletionLimitSchema }, source) {
+export function buildJsonSchema({ ConfigSchema, StdioServerSchema, RemoteServerSchema, RateLimitSchema, CompletionLimitSchema, CallLimitSchema }, source) {
   const opts = { io: 'input', unrepresentable: 'any', target: 'draft-2020-12' };
   const schema = z.toJSONSchema(ConfigSchema, opts);
   const server = (s) => {
@@ -83,7 +83,15 @@ export function buildJsonSchema({ ConfigSchema, StdioServerSchema, RemoteServerS
   const reads = { type: 'array', items: server(RateLimitSchema) };
   schema.properties.limits = {
     anyOf: [
-      { type: 'object', properties: { reads, completions: { type: 'array', items: server(CompletionLimitSchema) } }, additionalProperties: false },
+      {
+        type: 'object',
+        properties: {
+          reads,
+          completions: { type: 'array', items: server(CompletionLimitSchema) },
+          calls: { type: 'array', items: server(CallLimitSchema) },
+        },
+        additionalProperties: false,
+      },
       reads,
       off,
     ],

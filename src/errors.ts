@@ -26,6 +26,8 @@ export const ErrorCodes = {
   LIMIT_EXCEEDED: 'LIMIT_EXCEEDED',
   /** The upstream's answer exceeded its `maxResponseBytes` (or nested deeper than `wire.maxDepth`). */
   RESPONSE_TOO_LARGE: 'RESPONSE_TOO_LARGE',
+  /** No tool or prompt by that name (unknown, on an unavailable upstream, or denied); `details.kind` and `details.name` say which. */
+  UNKNOWN_ITEM: 'UNKNOWN_ITEM',
 } as const;
 
 /** `error.data` key marking an upstream answer the proxy refused for its size (set by the proxy, never relayed as such). */
@@ -54,6 +56,14 @@ export class ProxyError extends Error {
 /** A request refused by a rate limit; the client may retry after `retryAfterMs`. */
 export function rateLimited(retryAfterMs: number): ProxyError {
   return new ProxyError(ErrorCodes.RATE_LIMITED, 'Rate limit exceeded', { details: { retryAfterMs } });
+}
+
+/**
+ * The one "unknown tool" / "unknown prompt" error: the same for a name no upstream has and for one
+ * policy denies. Answered `-32602 Unknown tool: <name>` (the spec's error for an unknown tool).
+ */
+export function unknownItem(kind: 'tool' | 'prompt', name: string): ProxyError {
+  return new ProxyError(ErrorCodes.UNKNOWN_ITEM, `Unknown ${kind}`, { details: { kind, name } });
 }
 
 /** JSON-RPC error codes: the only place in `src/` (with `protocol.ts`) that spells one as a number. */
@@ -146,6 +156,10 @@ export function toJsonRpcError(err: unknown, ctx: ErrorContext = {}): JsonRpcErr
     }
     case ErrorCodes.RATE_LIMITED:
       return new JsonRpcError(JsonRpc.SERVER_ERROR, 'Rate limit exceeded', { retryAfterMs: (err as ProxyError).details?.retryAfterMs });
+    case ErrorCodes.UNKNOWN_ITEM: {
+      const details = (err as ProxyError).details;
+      return invalidParams(`Unknown ${details?.kind === 'prompt' ? 'prompt' : 'tool'}: ${String(details?.name ?? '')}`);
+    }
     case ErrorCodes.RESPONSE_TOO_LARGE:
       return new JsonRpcError(JsonRpc.INTERNAL_ERROR, (err as ProxyError).message, { limit: (err as ProxyError).details?.limit });
     default:

@@ -17,6 +17,14 @@ export const Methods = {
   unsubscribe: 'resources/unsubscribe',
   updated: 'notifications/resources/updated',
   listChanged: 'notifications/resources/list_changed',
+  listTools: 'tools/list',
+  callTool: 'tools/call',
+  listPrompts: 'prompts/list',
+  getPrompt: 'prompts/get',
+  toolsListChanged: 'notifications/tools/list_changed',
+  promptsListChanged: 'notifications/prompts/list_changed',
+  progress: 'notifications/progress',
+  message: 'notifications/message',
 } as const;
 
 /**
@@ -56,6 +64,32 @@ export const CompleteResult = z.custom<Record<string, unknown> & { completion: {
   'invalid completion/complete result',
 );
 
+type WithName = Record<string, unknown> & { name: string };
+
+/** `tools/list` result as the proxy reads it. */
+export const ListToolsResult = z.custom<{ tools: WithName[]; nextCursor?: string }>(
+  (v) => isObject(v) && allHave(v.tools, 'name') && optionalString(v.nextCursor),
+  'invalid tools/list result',
+);
+
+/** `prompts/list` result as the proxy reads it. */
+export const ListPromptsResult = z.custom<{ prompts: WithName[]; nextCursor?: string }>(
+  (v) => isObject(v) && allHave(v.prompts, 'name') && optionalString(v.nextCursor),
+  'invalid prompts/list result',
+);
+
+/** `tools/call` result as the proxy reads it: an object (its `content` is rewritten when it is an array). */
+export const CallToolResult = z.custom<Record<string, unknown>>(isObject, 'invalid tools/call result');
+
+/** `prompts/get` result as the proxy reads it. */
+export const GetPromptResult = z.custom<Record<string, unknown> & { messages: Record<string, unknown>[] }>(
+  (v) => isObject(v) && Array.isArray(v.messages) && v.messages.every(isObject),
+  'invalid prompts/get result',
+);
+
+/** `_meta` key of a listed tool or prompt holding the name its upstream gave it. */
+export const META_UPSTREAM_NAME = 'mcp-federate/upstreamName';
+
 /** An empty result (subscribe / unsubscribe): any object. */
 export const EmptyResult = z.custom<Record<string, unknown>>(isObject, 'invalid result');
 
@@ -66,7 +100,9 @@ export const EmptyResult = z.custom<Record<string, unknown>>(isObject, 'invalid 
  */
 export function notificationCoalesceKey(sent: object): string | undefined {
   const message = sent as { method?: unknown; params?: unknown };
-  if (message.method === Methods.listChanged) return Methods.listChanged;
+  if (message.method === Methods.listChanged || message.method === Methods.toolsListChanged || message.method === Methods.promptsListChanged) {
+    return message.method as string;
+  }
   if (message.method !== Methods.updated) return undefined;
   const uri = (message.params as { uri?: unknown } | undefined)?.uri;
   return typeof uri === 'string' ? `u:${uri}` : undefined;
@@ -102,3 +138,5 @@ export const META_INCOMPLETE = 'mcp-federate/incomplete';
 
 export type ReadResultT = z.output<typeof ReadResult>;
 export type CompleteResultT = z.output<typeof CompleteResult>;
+export type CallToolResultT = z.output<typeof CallToolResult>;
+export type GetPromptResultT = z.output<typeof GetPromptResult>;

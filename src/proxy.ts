@@ -13,7 +13,12 @@ import { isPlainCanonical } from './uri/normalize-uri.js';
 import { SessionRegistry } from './federation/sessions.js';
 import { SubscriptionRelay } from './federation/subscriptions.js';
 import { createCoherence } from './federation/coherence.js';
-import { reloadableUris, ServerSet } from './federation/servers.js';
+import { reloadableNames, reloadableUris, ServerSet } from './federation/servers.js';
+import { ItemCatalog } from './federation/item-catalog.js';
+import { CallsInFlight } from './federation/calls-in-flight.js';
+import { FederatedTools } from './federation/tools.js';
+import { FederatedPrompts } from './federation/prompts.js';
+import { ALL_LISTS } from './federation/sessions.js';
 import { defaultTransportFactory, type TransportFactory } from './upstream/transports.js';
 import { UpstreamPool } from './upstream/pool.js';
 import { VERSION } from './version.js';
@@ -76,6 +81,8 @@ export function createProxy(options: ProxyOptions): Proxy {
   // Every part holds this one codec; a `servers` reload swaps what is behind it.
   const codec = reloadableUris(pool, config);
   const uris = codec.uris;
+  const naming = reloadableNames(pool, config);
+  const names = naming.names;
   // What upstreams give out is recorded as it is shown (only spellings a client could not send canonically).
   const issued = new IssuedUris({ keep: (uri) => !isPlainCanonical(uri) });
   const shown = issued.recording(uris);
@@ -96,6 +103,7 @@ export function createProxy(options: ProxyOptions): Proxy {
     chargePoll: (holders): boolean => gate.chargeBackground(holders),
   });
   const lister = new Lister(pool, createCursorCodec(options.cursorKey ?? randomBytes(32)), config.list, logger, shown, {
+    names,
     onStartingSkipped: (server) => served.startingSkipped(server),
     ...(options.listTimer ? { setTimer: options.listTimer } : {}),
   });
@@ -104,13 +112,20 @@ export function createProxy(options: ProxyOptions): Proxy {
     ? new ReadCache({ ...config.cache, ...(options.clock ? { clock: options.clock } : {}), onRemove: coherence.release })
     : undefined;
   const resources = new FederatedResources({ pool, uris: shown, lister, relay, cache, coherence });
+  const catalog = new ItemCatalog({ pool, names, maxPages: config.list.maxPagesPerUpstream, logger, ...(options.now ? { now: options.now } : {}) });
+  const calls = new CallsInFlight();
+  const timeouts = () => config.timeouts;
+  const tools = new FederatedTools({ uris: shown, lister, calls, timeouts });
+  const prompts = new FederatedPrompts({ uris: shown, calls, timeouts });
   const rulesOf = (c: FederateConfig): AccessRules => ({
     policy: compilePolicy(c.policy, pool.ids),
     limiter: new RateLimiter(c.limits.reads, options.now ? { now: options.now } : {}),
     completions: new RateLimiter(c.limits.completions, options.now ? { now: options.now } : {}),
+    calls: new RateLimiter(c.limits.calls, options.now ? { now: options.now } : {}),
   });
   const audit = options.audit ?? openAuditLog(config.audit, { logger });
-  const gate = new AccessGate({ resources, uris, issued, rules: rulesOf(config), audit, logger, ...(options.now ? { now: options.now } : {}) });
+  const items = { tools, prompts, catalog, names, recordArguments: config.audit?.arguments === true };
+  const gate = new AccessGate({ resources, uris, issued, rules: rulesOf(config), audit, logger, items, ...(options.now ? { now: options.now } : {}) });
   sessions.onListChanged(() => lister.dropReadAhead()); // read-ahead from before a change is not reused
 
   let started = false;
@@ -124,11 +139,23 @@ export function createProxy(options: ProxyOptions): Proxy {
       changed(n.server, n.params.uri);
     } else if (n.method === Methods.listChanged) {
       sessions.listChanged();
+    } else if (n.method === Methods.toolsListChanged || n.method === Methods.promptsListChanged) {
+      const kind = n.method === Methods.toolsListChanged ? 'tools' : 'prompts';
+      catalog.invalidate(n.server, kind);
+      sessions.listChanged([kind]);
+    } else if (n.method === Methods.message) {
+      if (!calls.message(n.server, n.params)) logger.debug({ server: n.server }, 'upstream log message not relayed: no single call in flight');
     }
   });
-  const served = new ServerSet({ pool, uris: codec, issued, cache, relay, lister, sessions, started: () => started });
+  const served = new ServerSet({ pool, uris: codec, issued, cache, relay, lister, sessions, catalog, names: naming, started: () => started });
+  // A kind is offered while some upstream has it, or may have it (not connected yet): a session can
+  // only be given capabilities when it opens.
+  const offers = () => {
+    const has = (kind: 'tools' | 'prompts') => pool.upstreams.some((u) => (u.status === 'ready' ? u.supports(kind) : u.status !== 'closed'));
+    return { tools: has('tools'), prompts: has('prompts') };
+  };
   const defaultCaller: CallerIdentity = { principal: config.stdio.principal, roles: config.stdio.roles, transport: 'stdio' };
-  const opener = new SessionOpener({ gate, sessions, relay, logger, serverInfo: SERVER_INFO, defaultCaller });
+  const opener = new SessionOpener({ gate, sessions, relay, logger, serverInfo: SERVER_INFO, defaultCaller, offers });
   const connections = new Set<Connection>();
   let closing: Promise<void> | undefined;
 
@@ -144,7 +171,7 @@ export function createProxy(options: ProxyOptions): Proxy {
     reload(next) {
       gate.reload(rulesOf(next));
       lister.dropReadAhead();
-      sessions.listChanged(); // what each caller may see may have changed
+      sessions.listChanged(ALL_LISTS); // what each caller may see may have changed
     },
     applyServers(next, changes) {
       if (closing) return Promise.resolve();
@@ -173,6 +200,7 @@ export function createProxy(options: ProxyOptions): Proxy {
         lister.close();
         issued.close();
         cache?.close();
+        catalog.close();
         await pool.close();
         await audit.close();
       })();

@@ -1,5 +1,13 @@
 // The one decision point: every resource operation and notification is decided by policy, rate limited and audited here.
-import { ErrorCodes, JsonRpcError, ProxyError, rateLimited } from '../errors.js';
+import { createHash } from 'node:crypto';
+import { ErrorCodes, JsonRpcError, ProxyError, rateLimited, unknownItem } from '../errors.js';
+import { canonicalize } from '../audit/jcs.js';
+import type { FederatedTools } from '../federation/tools.js';
+import type { FederatedPrompts } from '../federation/prompts.js';
+import type { FoundItem, ItemCatalog, ItemKind } from '../federation/item-catalog.js';
+import type { CallRelay } from '../federation/calls-in-flight.js';
+import type { NameCodec } from '../uri/names.js';
+import { META_UPSTREAM_NAME, type CallToolResultT, type GetPromptResultT } from '../protocol.js';
 import type { Logger } from '../logger.js';
 import type { ListKind } from '../federation/cursor.js';
 import { attachedHint, withHint } from '../federation/cache-hint.js';
@@ -11,7 +19,7 @@ import type { CompleteResultT, ReadResultT } from '../protocol.js';
 import { noopAuditLog, type AuditEntry, type AuditLog, type AuditOutcome } from '../audit/log.js';
 import type { Caller } from '../caller.js';
 import { normalizeUri } from '../uri/normalize-uri.js';
-import { POLICY_OUTCOMES, type Policy, type PolicyAction, type PolicyDecision, type PolicySubject, type UriForm } from './policy.js';
+import { POLICY_OUTCOMES, type Policy, type PolicyAction, type PolicyDecision, type PolicyItem, type PolicySubject, type UriForm } from './policy.js';
 import type { RateLimiter } from './rate-limiter.js';
 import { expandKnown } from './template-expand.js';
 
@@ -22,6 +30,19 @@ export interface AccessRules {
   limiter: RateLimiter;
   /** Completion limits (`limits.completions`). Default: unlimited. */
   completions?: RateLimiter;
+  /** Tool call and prompt get limits (`limits.calls`). Default: unlimited. */
+  calls?: RateLimiter;
+}
+
+/** What the gate needs to govern tools and prompts. */
+export interface ItemParts {
+  tools: FederatedTools;
+  prompts: FederatedPrompts;
+  catalog: ItemCatalog;
+  /** Client names (routing of a listed name back to its server). */
+  names: NameCodec;
+  /** Whether records keep the raw arguments (`audit.arguments`). Default: false. */
+  recordArguments?: boolean;
 }
 
 /** A principal's own bound that a request hit (sessions, listens, in-flight, queued bytes, subscriptions). */
@@ -39,6 +60,8 @@ export interface AccessGateOptions {
   logger: Logger;
   /** Monotonic ms clock for `durationMs`. Default: performance.now. */
   now?: () => number;
+  /** Tools and prompts. Default: none (their requests are unknown). */
+  items?: ItemParts;
 }
 
 const NOT_FOUND = () => new ProxyError(ErrorCodes.RESOURCE_NOT_FOUND, 'Resource not found');
@@ -46,6 +69,7 @@ const NOT_FOUND = () => new ProxyError(ErrorCodes.RESOURCE_NOT_FOUND, 'Resource 
 const PER_ITEM: PolicyDecision = { allow: true, rule: 'per-item' };
 const RATE_LIMITED: PolicyDecision = { allow: false, rule: 'rate-limit' };
 const COMPLETION_LIMITED: PolicyDecision = { allow: false, rule: 'completion-rate-limit' };
+const CALL_LIMITED: PolicyDecision = { allow: false, rule: 'call-rate-limit' };
 const UNKNOWN: PolicyDecision = { allow: false, rule: 'default' };
 /** A caller whose credential is gone: nothing is allowed. */
 const REVOKED: PolicyDecision = { allow: false, rule: POLICY_OUTCOMES.revoked };
@@ -56,6 +80,8 @@ interface Redecide<T> {
   again?: (result: T) => T;
   /** Undoes the operation when it is now denied (a subscription taken). */
   undo?: () => Promise<void>;
+  /** The error a deny (or an unknown target) is answered with. Default: resource not found. */
+  missing?: () => unknown;
 }
 /** A spelling refused by `normalizeUri` that no upstream gave out: answered exactly as an unknown URI. */
 const REFUSED: PolicyDecision = { allow: false, rule: POLICY_OUTCOMES.invalidUri };
@@ -255,6 +281,7 @@ export class AccessGate {
    * the read of the URI it would produce (`read`); values that would produce a denied URI are dropped.
    */
   complete(caller: Caller, params: CompleteParams, signal?: AbortSignal): Promise<CompleteResultT> {
+    if (params.ref.type === 'ref/prompt' && this.options.items) return this.completePrompt(caller, params, signal);
     const trace: OperationTrace = {};
     const uri = params.ref.uri ?? '';
     const limited = this.rules.completions?.take(caller);
@@ -292,6 +319,127 @@ export class AccessGate {
         again: filtered,
       },
     );
+  }
+
+  /** `tools/list` or `prompts/list`: tools and prompts the caller may not see never reach a page. */
+  listItems(caller: Caller, kind: ItemKind, cursor: string | undefined, signal?: AbortSignal): Promise<ListResult> {
+    const parts = this.itemParts();
+    const trace: OperationTrace = {};
+    const { policy } = this.rules;
+    const filter = policy.enforced
+      ? (server: string, item: Record<string, unknown>) => policy.decideItem(caller, 'list', server, policyItem(kind, item)).allow
+      : undefined;
+    const audience = { ...(filter ? { filter, visible: (server: string) => policy.visibleServer(caller, server) } : {}), binding: caller.principal };
+    return this.audited(
+      caller,
+      `${kind}/list`,
+      undefined,
+      trace,
+      () => PER_ITEM,
+      async () => this.scoped(await parts.tools.list(kind, cursor, signal, audience, trace)),
+      { again: (result) => this.refilteredItems(caller, kind, result) },
+    );
+  }
+
+  /** An item page filtered again under the current rules (they changed while it was being made). */
+  private refilteredItems(caller: Caller, kind: ItemKind, result: ListResult): ListResult {
+    const { policy } = this.rules;
+    const items = result[kind];
+    if (!policy.enforced || !Array.isArray(items)) return result;
+    const names = this.itemParts().names;
+    const kept = items.filter((item: Record<string, unknown>) => {
+      const server = typeof item.name === 'string' ? names.serverOf(item.name) : undefined;
+      return server !== undefined && policy.decideItem(caller, 'list', server, policyItem(kind, item)).allow;
+    });
+    return kept.length === items.length ? result : { ...result, [kind]: kept };
+  }
+
+  /**
+   * `tools/call`: rate limited (`limits.calls`), the tool found at its owner, decided (`call`, with
+   * its annotations), then called. A denied tool is answered exactly as an unknown one, with no
+   * upstream call.
+   */
+  callTool(caller: Caller, params: Record<string, unknown> & { name: string }, relay: CallRelay): Promise<CallToolResultT> {
+    const parts = this.itemParts();
+    return this.itemCall(caller, 'tools', params, (found, trace) => parts.tools.call(found, params, relay, trace));
+  }
+
+  /** `prompts/get`: as {@link callTool}, with the action `get`. */
+  getPrompt(caller: Caller, params: Record<string, unknown> & { name: string }, relay: CallRelay): Promise<GetPromptResultT> {
+    const parts = this.itemParts();
+    return this.itemCall(caller, 'prompts', params, (found, trace) => parts.prompts.get(found, params, relay, trace));
+  }
+
+  /** `completion/complete` for a `ref/prompt`: the prompt must be allowed (`complete`), else it is unknown. */
+  completePrompt(caller: Caller, params: CompleteParams, signal?: AbortSignal): Promise<CompleteResultT> {
+    const parts = this.itemParts();
+    const name = params.ref.name ?? '';
+    const trace: OperationTrace = { name };
+    const limited = this.rules.completions?.take(caller);
+    if (limited && !limited.ok) {
+      const error = rateLimited(limited.retryAfterMs);
+      return this.recorded(caller, 'completion/complete', undefined, trace, COMPLETION_LIMITED, 'rate_limited', this.now()).then(() => Promise.reject(error));
+    }
+    return this.itemDecided(caller, 'completion/complete', 'complete', 'prompts', name, trace, (found) =>
+      parts.prompts.complete(params, found, signal, caller.principal),
+    );
+  }
+
+  private itemCall<T>(
+    caller: Caller,
+    kind: ItemKind,
+    params: Record<string, unknown> & { name: string },
+    run: (found: FoundItem, trace: OperationTrace) => Promise<T>,
+  ): Promise<T> {
+    const method = kind === 'tools' ? 'tools/call' : 'prompts/get';
+    const args = params.arguments ?? {};
+    const canonical = canonicalArguments(args);
+    const trace: OperationTrace = { name: params.name, argumentsSha256: createHash('sha256').update(canonical).digest('hex') };
+    if (this.itemParts().recordArguments) trace.arguments = canonical;
+    const limited = this.rules.calls?.take(caller);
+    if (limited && !limited.ok) {
+      const error = rateLimited(limited.retryAfterMs);
+      return this.recorded(caller, method, undefined, trace, CALL_LIMITED, 'rate_limited', this.now()).then(() => Promise.reject(error));
+    }
+    return this.itemDecided(caller, method, kind === 'tools' ? 'call' : 'get', kind, params.name, trace, (found) => run(found, trace));
+  }
+
+  /** Finds `name` at its owner, decides `action` on it, and runs `run` when allowed; denied or unknown: the same unknown-item error. */
+  private async itemDecided<T>(
+    caller: Caller,
+    method: string,
+    action: PolicyAction,
+    kind: ItemKind,
+    name: string,
+    trace: OperationTrace,
+    run: (found: FoundItem) => Promise<T>,
+  ): Promise<T> {
+    const started = this.now();
+    let found: FoundItem | undefined;
+    try {
+      found = await this.itemParts().catalog.find(kind, name);
+    } catch (err) {
+      await this.recorded(caller, method, undefined, trace, UNKNOWN, outcomeOf(err), started);
+      throw err;
+    }
+    if (found) trace.server = found.server;
+    const missing = () => unknownItem(kind === 'tools' ? 'tool' : 'prompt', name);
+    const decide = (): PolicyDecision =>
+      found
+        ? this.rules.policy.decideItem(caller, action, found.server, {
+            kind: kind === 'tools' ? 'tool' : 'prompt',
+            name: found.name,
+            clientName: name,
+            annotations: annotationsOf(found.item),
+          })
+        : UNKNOWN;
+    return this.audited(caller, method, undefined, trace, decide, () => run(found!), { missing });
+  }
+
+  private itemParts(): ItemParts {
+    const parts = this.options.items;
+    if (!parts) throw new ProxyError(ErrorCodes.UNKNOWN_ITEM, 'Unknown tool', { details: { kind: 'tool', name: '' } });
+    return parts;
   }
 
   /**
@@ -402,7 +550,7 @@ export class AccessGate {
     if (!decision.allow) {
       const unknown = decision === UNKNOWN; // a refused spelling is recorded as denied, with rule invalid-uri
       await this.recorded(caller, method, uri, trace, decision, unknown ? 'not_found' : 'denied', started);
-      throw NOT_FOUND();
+      throw redecide.missing ? redecide.missing() : NOT_FOUND();
     }
     let result: T;
     try {
@@ -417,11 +565,11 @@ export class AccessGate {
       if (!decision.allow) {
         await redecide.undo?.().catch(() => undefined);
         await this.recorded(caller, method, uri, trace, decision, 'denied', started);
-        throw NOT_FOUND();
+        throw redecide.missing ? redecide.missing() : NOT_FOUND();
       }
       if (redecide.again) result = redecide.again(result);
     }
-    await this.recorded(caller, method, uri, trace, decision, 'ok', started);
+    await this.recorded(caller, method, uri, trace, decision, trace.toolError ? 'tool_error' : 'ok', started);
     return result;
   }
 
@@ -474,6 +622,9 @@ export class AccessGate {
       ...(trace.bytes === undefined ? {} : { bytes: trace.bytes }),
       ...(trace.returned === undefined ? {} : { returned: trace.returned }),
       ...(trace.filtered === undefined ? {} : { filtered: trace.filtered }),
+      ...(trace.name === undefined ? {} : { name: trace.name }),
+      ...(trace.argumentsSha256 === undefined ? {} : { argumentsSha256: trace.argumentsSha256 }),
+      ...(trace.arguments === undefined ? {} : { arguments: trace.arguments }),
       durationMs: Math.max(0, Math.round((this.now() - started) * 1000) / 1000),
     };
   }
@@ -487,6 +638,7 @@ function outcomeOf(err: unknown): AuditOutcome {
     switch (err.code) {
       case ErrorCodes.RESOURCE_NOT_FOUND:
       case ErrorCodes.UPSTREAM_UNAVAILABLE:
+      case ErrorCodes.UNKNOWN_ITEM:
         return 'not_found';
       case ErrorCodes.UPSTREAM_TIMEOUT:
         return 'timeout';
@@ -501,4 +653,26 @@ function outcomeOf(err: unknown): AuditOutcome {
   }
   if (err instanceof JsonRpcError) return `error:${err.code}`;
   return 'error:INTERNAL';
+}
+
+/** A listed tool or prompt (client name in `name`, the upstream's in `_meta`) as policy sees it. */
+function policyItem(kind: ItemKind, item: Record<string, unknown>): PolicyItem {
+  const clientName = typeof item.name === 'string' ? item.name : '';
+  const meta = item._meta as Record<string, unknown> | undefined;
+  const name = typeof meta?.[META_UPSTREAM_NAME] === 'string' ? (meta[META_UPSTREAM_NAME] as string) : clientName;
+  return { kind: kind === 'tools' ? 'tool' : 'prompt', name, clientName, annotations: annotationsOf(item) };
+}
+
+function annotationsOf(item: Record<string, unknown>): Record<string, unknown> | undefined {
+  const a = item.annotations;
+  return typeof a === 'object' && a !== null ? (a as Record<string, unknown>) : undefined;
+}
+
+/** The canonical JSON (RFC 8785) of a request's arguments; what cannot be canonicalised is hashed as its JSON. */
+function canonicalArguments(args: unknown): string {
+  try {
+    return canonicalize(args);
+  } catch {
+    return JSON.stringify(args) ?? 'null';
+  }
 }

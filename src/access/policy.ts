@@ -1,13 +1,28 @@
-// The access policy, compiled once from config: one pure decision for every list, read, subscribe and completion.
+// The access policy, compiled once from config: one pure decision for every list, read, subscribe, completion, tool call and prompt get.
 import type { Caller } from '../caller.js';
 import { normalizeListedUri, normalizeUri, normalizeUriPrefix, type NormalizedUri } from '../uri/normalize-uri.js';
 import { compileResourcePattern, withoutQuery, type ResourcePattern } from '../uri/resource-pattern.js';
+import { compileGlob, type Glob } from '../uri/glob.js';
 import { POLICY_ACTIONS, POLICY_OUTCOMES, type PolicyAction, type PolicyConfig, type PolicyRuleConfig } from '../config/schema.js';
 
 export { POLICY_ACTIONS, POLICY_OUTCOMES, type PolicyAction } from '../config/schema.js';
 
 /** What a decision looks at of the caller. */
 export type PolicySubject = Pick<Caller, 'principal' | 'roles'>;
+
+/** The kinds of thing a rule can be about. */
+export type PolicyKind = 'resource' | 'tool' | 'prompt';
+
+/** A tool or prompt as policy sees it. */
+export interface PolicyItem {
+  kind: 'tool' | 'prompt';
+  /** The upstream's own name. */
+  name: string;
+  /** The name clients see (`github__create_issue`). */
+  clientName: string;
+  /** The tool's annotations as its upstream declared them (`readOnlyHint`, ...). */
+  annotations?: Record<string, unknown> | undefined;
+}
 
 /** A decision and what made it. */
 export interface PolicyDecision {
@@ -70,6 +85,16 @@ export interface Policy {
    * @example policy.visibleServer({ principal: 'bob', roles: [] }, 'secrets') // false when no rule lets bob near it
    */
   visibleServer(caller: PolicySubject, server: string): boolean;
+  /**
+   * Decides whether `caller` may perform `action` (`list`, `call`, `get`, `complete`) on a tool or
+   * prompt of `server`: any matching deny rule wins; else the first matching allow rule; else the
+   * `default`. A rule matches when it is about the item's kind (see `tools` in the config), one of
+   * its name globs matches the upstream's or the client's name, and the item has every annotation
+   * it requires. A failure while deciding is a deny with `error`.
+   *
+   * @example policy.decideItem(caller, 'call', 'github', { kind: 'tool', name: 'create_issue', clientName: 'github__create_issue' })
+   */
+  decideItem(caller: PolicySubject, action: PolicyAction, server: string, item: PolicyItem): PolicyDecision;
 }
 
 interface CompiledRule {
@@ -79,7 +104,22 @@ interface CompiledRule {
   readonly servers: ReadonlySet<string> | undefined;
   readonly actions: ReadonlySet<string> | undefined;
   readonly resources: readonly ResourcePattern[] | undefined;
+  /** The kinds the rule is about (undefined: every kind). */
+  readonly kinds: ReadonlySet<PolicyKind> | undefined;
+  readonly tools: readonly Glob[] | undefined;
+  readonly prompts: readonly Glob[] | undefined;
+  readonly annotations: Readonly<Record<string, unknown>> | undefined;
 }
+
+/** The kind an action is taken on, for the actions that concern one kind only. */
+const KINDS_OF: Record<PolicyAction, readonly PolicyKind[]> = {
+  list: ['resource', 'tool', 'prompt'],
+  read: ['resource'],
+  subscribe: ['resource'],
+  complete: ['resource', 'prompt'],
+  call: ['tool'],
+  get: ['prompt'],
+};
 
 const ALLOW_UNENFORCED: PolicyDecision = Object.freeze({ allow: true, rule: POLICY_OUTCOMES.default });
 const DENY_INVALID_URI: PolicyDecision = Object.freeze({ allow: false, rule: POLICY_OUTCOMES.invalidUri });
@@ -101,6 +141,7 @@ export function compilePolicy(config: PolicyConfig | undefined, serverIds: Reado
       decideTemplate: () => ALLOW_UNENFORCED,
       decider: () => () => ALLOW_UNENFORCED,
       visibleServer: () => true,
+      decideItem: () => ALLOW_UNENFORCED,
     };
   }
   const compile = (rule: PolicyRuleConfig): CompiledRule => ({
@@ -110,6 +151,10 @@ export function compilePolicy(config: PolicyConfig | undefined, serverIds: Reado
     servers: setOf(rule.servers),
     actions: setOf(rule.actions),
     resources: rule.resources?.map((pattern) => compileResourcePattern(pattern, serverIds)),
+    kinds: kindsOf(rule),
+    tools: rule.tools?.map((pattern) => compileGlob(pattern)),
+    prompts: rule.prompts?.map((pattern) => compileGlob(pattern)),
+    annotations: rule.annotations,
   });
   const denies = config.rules.filter((r) => r.effect === 'deny').map(compile);
   const allows = config.rules.filter((r) => r.effect === 'allow').map(compile);
@@ -127,9 +172,9 @@ export function compilePolicy(config: PolicyConfig | undefined, serverIds: Reado
     for (const rule of allowing) if (resourcesMatch(rule, server, allowMatches)) return { allow: true, rule: rule.id };
     return fallback;
   };
-  const about = (caller: PolicySubject, action: PolicyAction, server: string) => ({
-    denying: denies.filter((rule) => isAbout(rule, caller, action, server)),
-    allowing: allows.filter((rule) => isAbout(rule, caller, action, server)),
+  const about = (caller: PolicySubject, action: PolicyAction, server: string, kind: PolicyKind = 'resource') => ({
+    denying: denies.filter((rule) => isAbout(rule, caller, action, server, kind)),
+    allowing: allows.filter((rule) => isAbout(rule, caller, action, server, kind)),
   });
   const evaluate = (
     caller: PolicySubject,
@@ -170,21 +215,37 @@ export function compilePolicy(config: PolicyConfig | undefined, serverIds: Reado
   /** True when `rule` has no `resources` or one for `server` (or any server) that `which` accepts. */
   const reaches = (rule: CompiledRule, server: string, which: (p: ResourcePattern) => boolean) =>
     !rule.resources || rule.resources.some((p) => (p.server === undefined || p.server === server) && which(p));
+  /** True when `rule` covers every item of `kind` of `server` (no narrowing field for that kind). */
+  const coversAll = (rule: CompiledRule, server: string, kind: PolicyKind): boolean =>
+    kind === 'resource' ? reaches(rule, server, isEverything) : kind === 'tool' ? !rule.annotations && everyName(rule.tools) : everyName(rule.prompts);
   const visibleServer = (caller: PolicySubject, server: string): boolean => {
     try {
-      return POLICY_ACTIONS.some((action) => {
-        const { denying, allowing } = about(caller, action, server);
-        if (denying.some((rule) => reaches(rule, server, isEverything))) return false;
-        return fallback.allow || allowing.some((rule) => reaches(rule, server, () => true));
-      });
+      return POLICY_ACTIONS.some((action) =>
+        KINDS_OF[action].some((kind) => {
+          const { denying, allowing } = about(caller, action, server, kind);
+          if (denying.some((rule) => coversAll(rule, server, kind))) return false;
+          return fallback.allow || allowing.some((rule) => kind !== 'resource' || reaches(rule, server, () => true));
+        }),
+      );
     } catch {
       return false;
+    }
+  };
+  const decideItem = (caller: PolicySubject, action: PolicyAction, server: string, item: PolicyItem): PolicyDecision => {
+    try {
+      const { denying, allowing } = about(caller, action, server, item.kind);
+      for (const rule of denying) if (itemMatches(rule, item)) return { allow: false, rule: rule.id };
+      for (const rule of allowing) if (itemMatches(rule, item)) return { allow: true, rule: rule.id };
+      return fallback;
+    } catch {
+      return DENY_ERROR;
     }
   };
 
   return {
     enforced: true,
     visibleServer,
+    decideItem,
     decide,
     decider(caller, action, server, form = 'request') {
       try {
@@ -215,13 +276,38 @@ export function compilePolicy(config: PolicyConfig | undefined, serverIds: Reado
   };
 }
 
+/** True when name globs are absent or one of them matches every name (`**`). */
+function everyName(globs: readonly Glob[] | undefined): boolean {
+  return !globs || globs.some((g) => g.matchesEveryWithPrefix(''));
+}
+
 /** True for a pattern that matches every URI (`**`, optionally namespaced). */
 function isEverything(pattern: ResourcePattern): boolean {
   return pattern.glob.matchesEveryWithPrefix('');
 }
 
-/** True when every match field of `rule` other than `resources` admits the request. */
-function isAbout(rule: CompiledRule, caller: PolicySubject, action: PolicyAction, server: string): boolean {
+/** The kinds a rule names (`annotations` is about tools), or undefined when it names none: every kind. */
+function kindsOf(rule: PolicyRuleConfig): ReadonlySet<PolicyKind> | undefined {
+  const kinds = new Set<PolicyKind>();
+  if (rule.resources) kinds.add('resource');
+  if (rule.tools || rule.annotations) kinds.add('tool');
+  if (rule.prompts) kinds.add('prompt');
+  return kinds.size === 0 ? undefined : kinds;
+}
+
+/** True when `rule` (already about the item's kind) matches the item's names and annotations. */
+function itemMatches(rule: CompiledRule, item: PolicyItem): boolean {
+  const globs = item.kind === 'tool' ? rule.tools : rule.prompts;
+  if (globs && !globs.some((g) => g.matches(item.name) || g.matches(item.clientName))) return false;
+  if (item.kind === 'tool' && rule.annotations) {
+    for (const [key, value] of Object.entries(rule.annotations)) if (item.annotations?.[key] !== value) return false;
+  }
+  return true;
+}
+
+/** True when every match field of `rule` other than its targets admits the request on a thing of `kind`. */
+function isAbout(rule: CompiledRule, caller: PolicySubject, action: PolicyAction, server: string, kind: PolicyKind): boolean {
+  if (rule.kinds && !rule.kinds.has(kind)) return false;
   if (rule.actions && !rule.actions.has(action)) return false;
   if (rule.servers && !rule.servers.has(server)) return false;
   if (rule.principals && !rule.principals.has(caller.principal)) return false;

@@ -1,12 +1,12 @@
 // Rate limits (reads, completions): one token bucket per principal (never per session), on an injected clock, bounded in memory.
 import { LRUCache } from 'lru-cache';
 import type { Caller } from '../caller.js';
-import type { CompletionLimitConfig, RateLimitConfig } from '../config/schema.js';
+import type { CallLimitConfig, CompletionLimitConfig, RateLimitConfig } from '../config/schema.js';
 
-/** One limit entry: a read limit (`readsPerMinute`) or a completion limit (`completionsPerMinute`). */
-export type BucketLimit = RateLimitConfig | CompletionLimitConfig;
+/** One limit entry: a read limit (`readsPerMinute`), a completion limit (`completionsPerMinute`) or a call limit (`callsPerMinute`). */
+export type BucketLimit = RateLimitConfig | CompletionLimitConfig | CallLimitConfig;
 
-const perMinuteOf = (l: BucketLimit): number => ('readsPerMinute' in l ? l.readsPerMinute : l.completionsPerMinute);
+const perMinuteOf = (l: BucketLimit): number => ('readsPerMinute' in l ? l.readsPerMinute : 'callsPerMinute' in l ? l.callsPerMinute : l.completionsPerMinute);
 
 /** What {@link RateLimiter.take} looks at of the caller. */
 export type RateLimitSubject = Pick<Caller, 'principal' | 'roles'>;

@@ -36,7 +36,8 @@ export interface AuditLog extends AsyncDisposable {
 }
 
 /** The `audit` block as {@link openAuditLog} takes it: the anchor cadence may be left to its defaults (1000 records, 30 s). */
-export type AuditLogConfig = Omit<AuditConfig, 'anchorEvery' | 'anchorSeconds'> & Partial<Pick<AuditConfig, 'anchorEvery' | 'anchorSeconds'>>;
+export type AuditLogConfig = Omit<AuditConfig, 'anchorEvery' | 'anchorSeconds' | 'arguments'> &
+  Partial<Pick<AuditConfig, 'anchorEvery' | 'anchorSeconds' | 'arguments'>>;
 
 /** Options of {@link openAuditLog} beside the config block. */
 export interface AuditLogOptions {

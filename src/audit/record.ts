@@ -18,10 +18,10 @@ export const MAX_ROLES = 64;
 export type AuditDecision = 'allow' | 'deny';
 
 /**
- * How the access ended: `ok`, `not_found`, `denied`, `rate_limited`, `timeout`, `cancelled`, or
+ * How the access ended: `ok`, `tool_error` (a tool answered `isError: true`), `not_found`, `denied`, `rate_limited`, `timeout`, `cancelled`, or
  * `error:<code>` with the error's stable code (`error:UPSTREAM_ERROR`).
  */
-export type AuditOutcome = 'ok' | 'not_found' | 'denied' | 'rate_limited' | 'timeout' | 'cancelled' | `error:${string}`;
+export type AuditOutcome = 'ok' | 'tool_error' | 'not_found' | 'denied' | 'rate_limited' | 'timeout' | 'cancelled' | `error:${string}`;
 
 /** Whether the read cache answered: `hit`, `miss` (asked the upstream), or `bypass` (not cacheable). */
 export type AuditCacheUse = 'hit' | 'miss' | 'bypass';
@@ -55,6 +55,12 @@ export interface AuditEntry {
   readonly returned?: number;
   /** Lists: items policy removed. */
   readonly filtered?: number;
+  /** Tools and prompts: the name the client sent (`github__create_issue`). */
+  readonly name?: string;
+  /** Tools and prompts: hex SHA-256 of the canonical JSON (RFC 8785) of the arguments. */
+  readonly argumentsSha256?: string;
+  /** Tools and prompts, only with `audit.arguments: true`: the canonical JSON of the arguments. */
+  readonly arguments?: string;
 }
 
 /**
@@ -82,6 +88,9 @@ export interface AuditRecord {
   durationMs: number;
   returned?: number;
   filtered?: number;
+  name?: string;
+  argumentsSha256?: string;
+  arguments?: string;
   /** Names of the fields cut to {@link MAX_FIELD_CHARS} (or {@link MAX_ROLES}); absent when none was. */
   truncated?: string[];
   /** The previous record's `hash` ({@link GENESIS_HASH} for the first record of a chain). */
@@ -154,6 +163,8 @@ export function sealRecord(entry: AuditEntry, at: { seq: number; prev: string; t
   // numbers and arrays of strings: JSON.stringify of this object is its JCS form, at a third of the
   // cost of the general canonicalize() (the unit tests hold the two equal). Keep new keys in order.
   const record: Omit<AuditRecord, 'hash'> & { hash?: string; mac?: string } = {
+    arguments: entry.arguments === undefined ? undefined : clip('arguments', entry.arguments),
+    argumentsSha256: entry.argumentsSha256,
     bytes: count(entry.bytes),
     cache: entry.cache,
     decision: entry.decision,
@@ -162,6 +173,7 @@ export function sealRecord(entry: AuditEntry, at: { seq: number; prev: string; t
     hash: undefined, // set below: left out of the JSON hashed; here so every record has one shape
     mac: undefined,
     method: clip('method', entry.method),
+    name: entry.name === undefined ? undefined : clip('name', entry.name),
     outcome: clip('outcome', entry.outcome) as AuditOutcome,
     prev: at.prev,
     principal: clip('principal', caller.principal),

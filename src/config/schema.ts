@@ -7,6 +7,8 @@ import { AuthSchema, StdioCallerSchema } from './schema/auth.js';
 import { AuditSchema } from './schema/audit.js';
 import { checkPolicyServers, PolicySchema } from './schema/policy.js';
 import { LimitsSchema } from './schema/limits.js';
+import { TimeoutsSchema, ToolsSchema } from './schema/tools.js';
+import { prefixCollisions } from '../uri/names.js';
 
 export {
   StdioServerSchema,
@@ -46,7 +48,17 @@ export {
   type PolicyConfig,
   type PolicyRuleConfig,
 } from './schema/policy.js';
-export { RateLimitSchema, CompletionLimitSchema, LimitsSchema, type RateLimitConfig, type CompletionLimitConfig, type LimitsConfig } from './schema/limits.js';
+export {
+  RateLimitSchema,
+  CompletionLimitSchema,
+  CallLimitSchema,
+  LimitsSchema,
+  type RateLimitConfig,
+  type CompletionLimitConfig,
+  type CallLimitConfig,
+  type LimitsConfig,
+} from './schema/limits.js';
+export { ToolsSchema, TimeoutsSchema, type ToolsConfig, type TimeoutsConfig } from './schema/tools.js';
 
 /** `false` written for a block means the block is off: validated as if it were left out (a reload tells the two apart). */
 const offAsAbsent = <T>(v: T | false | undefined): T | undefined => (v === false ? undefined : v);
@@ -90,18 +102,22 @@ export const ConfigSchema = z
      */
     audit: z.preprocess(offAsAbsent<z.input<typeof AuditSchema>>, AuditSchema.optional()),
     /**
-     * Who may list, read, subscribe to and complete which resources. Default: none (everything
+     * Who may list, read, subscribe to and complete which resources, call which tools and get which prompts. Default: none (everything
      * allowed). A reload may not drop a `policy` block in force: allowing everything on purpose is
      * written `policy: { default: allow }`.
      */
     policy: PolicySchema.optional(),
     /**
-     * Rate limits per principal: `{ reads, completions }`, or a list (the read limits alone). In
+     * Rate limits per principal: `{ reads, completions, calls }`, or a list (the read limits alone). In
      * each, the first entry that matches a caller applies, none: unlimited. `false` says "no
      * limits" explicitly (the same as `[]`); a reload may only drop limits in force when the new
      * file says `limits: false` or `limits: []`. Default: none.
      */
-    limits: z.preprocess((v: unknown) => (v === false ? [] : v), LimitsSchema.default({ reads: [], completions: [] })),
+    limits: z.preprocess((v: unknown) => (v === false ? [] : v), LimitsSchema.default({ reads: [], completions: [], calls: [] })),
+    /** Federated tools and prompts: their client names. Default: see {@link ToolsSchema}. */
+    tools: ToolsSchema.default(ToolsSchema.parse({})),
+    /** Tool call and prompt get timeouts. Default: see {@link TimeoutsSchema}. */
+    timeouts: TimeoutsSchema.default(TimeoutsSchema.parse({})),
   })
   .transform((c, ctx) => {
     if (c.servers && c.mcpServers) {
@@ -116,6 +132,14 @@ export const ConfigSchema = z
     }
     const byId = normalise(block, servers, ctx);
     if (!byId) return z.NEVER;
+    for (const [a, b] of prefixCollisions(Object.keys(byId), c.tools.maxNameLength)) {
+      ctx.addIssue({
+        code: 'custom',
+        path: [block],
+        message: `server ids "${a}" and "${b}" give tool names the same prefix ("." is "-" there); set "namespace" on one`,
+      });
+    }
+    if (prefixCollisions(Object.keys(byId), c.tools.maxNameLength).length > 0) return z.NEVER;
     if (c.policy && !checkPolicyServers(c.policy, new Set(Object.keys(byId)), ctx)) return z.NEVER;
     const { mcpServers: _alias, servers: _servers, ...rest } = c;
     return {

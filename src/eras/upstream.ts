@@ -22,6 +22,10 @@ export interface UpstreamListenOptions {
   timeoutMs: number;
   /** The upstream declared `resources.listChanged`: its list changes arrive on the stream, so one is held from the start. */
   listChanged: boolean;
+  /** The upstream declared `tools.listChanged` (as `listChanged`, for its tool list). */
+  toolsChanged?: boolean;
+  /** The upstream declared `prompts.listChanged` (as `listChanged`, for its prompt list). */
+  promptsChanged?: boolean;
   /** Where the changes a reopened stream may have missed are reported, as the notifications a 2025 upstream would send. */
   notify(notification: { method: string; params?: Record<string, unknown> }): void;
 }
@@ -36,14 +40,21 @@ export interface UpstreamListenOptions {
 export function upstreamListen(client: Client, options: UpstreamListenOptions): ListenFilter | undefined {
   if (client.getNegotiatedProtocolVersion() !== Revisions.modern) return undefined;
   // eslint-disable-next-line @typescript-eslint/unbound-method -- plain option callbacks, not methods of a class
-  const { listChanged, notify, timeoutMs } = options;
+  const { listChanged, notify, timeoutMs, toolsChanged = false, promptsChanged = false } = options;
   const reopened = (uris: string[]) => {
     for (const uri of uris) notify({ method: Methods.updated, params: { uri } });
     if (listChanged) notify({ method: Methods.listChanged });
+    if (toolsChanged) notify({ method: Methods.toolsListChanged });
+    if (promptsChanged) notify({ method: Methods.promptsListChanged });
   };
   const filter = (uris: string[]) => ({
     ...(uris.length > 0 ? { resourceSubscriptions: uris } : {}),
     ...(listChanged ? { resourcesListChanged: true } : {}),
+    ...(toolsChanged ? { toolsListChanged: true } : {}),
+    ...(promptsChanged ? { promptsListChanged: true } : {}),
   });
-  return new ListenFilter((uris) => client.listen(filter(uris), { timeout: timeoutMs }), { onReopened: reopened, always: listChanged });
+  return new ListenFilter((uris) => client.listen(filter(uris), { timeout: timeoutMs }), {
+    onReopened: reopened,
+    always: listChanged || toolsChanged || promptsChanged,
+  });
 }

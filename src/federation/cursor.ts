@@ -3,7 +3,10 @@ import { createCipheriv, createDecipheriv, createHash, randomBytes } from 'node:
 import { ErrorCodes, ProxyError } from '../errors.js';
 
 /** Which list a cursor belongs to; a cursor of one list is refused by the other. */
-export type ListKind = 'resources' | 'templates';
+export type ListKind = 'resources' | 'templates' | 'tools' | 'prompts';
+
+/** The letter each list's cursors carry. */
+const KIND_LETTER: Record<ListKind, string> = { resources: 'r', templates: 't', tools: 'T', prompts: 'p' };
 
 /** Where a downstream page resumes. */
 export interface CursorPosition {
@@ -60,16 +63,7 @@ export function createCursorCodec(key: Uint8Array): CursorCodec {
 
   return {
     encode(p, binding = '') {
-      const body = JSON.stringify([
-        p.kind === 'resources' ? 'r' : 't',
-        p.epoch,
-        p.index,
-        p.upstreamCursor ?? null,
-        p.pages,
-        p.nonce ?? '',
-        p.private ? 1 : 0,
-        p.offset ?? 0,
-      ]);
+      const body = JSON.stringify([KIND_LETTER[p.kind], p.epoch, p.index, p.upstreamCursor ?? null, p.pages, p.nonce ?? '', p.private ? 1 : 0, p.offset ?? 0]);
       const iv = randomBytes(IV_BYTES);
       const cipher = createCipheriv('aes-256-gcm', secret, iv).setAAD(Buffer.from(binding, 'utf8'));
       const sealed = Buffer.concat([cipher.update(body, 'utf8'), cipher.final(), cipher.getAuthTag()]);
@@ -98,7 +92,7 @@ export function createCursorCodec(key: Uint8Array): CursorCodec {
       }
       if (!Array.isArray(parsed) || parsed.length !== 8) throw invalid('shape');
       const [k, e, index, upstreamCursor, pages, nonce, scope, offset] = parsed as unknown[];
-      if (k !== (kind === 'resources' ? 'r' : 't')) throw invalid('kind');
+      if (k !== KIND_LETTER[kind]) throw invalid('kind');
       if (e !== epoch) throw invalid('stale');
       if (!Number.isSafeInteger(index) || (index as number) < 0) throw invalid('index');
       if (upstreamCursor !== null && typeof upstreamCursor !== 'string') throw invalid('upstream cursor');

@@ -11,6 +11,7 @@ import { agedHint, combineHints, type CacheHint } from './cache-hint.js';
 import type { Upstream } from '../upstream/upstream.js';
 import type { UpstreamPool } from '../upstream/pool.js';
 import type { UriCodec } from './uri.js';
+import type { NameCodec } from '../uri/names.js';
 
 /** Listing limits (see `list` in the config). */
 export interface ListLimits {
@@ -35,6 +36,8 @@ export interface ListerOptions {
   setTimer?: SetTimer;
   /** Told when a page went out without an upstream that was still starting (it will come up later). */
   onStartingSkipped?: (server: string) => void;
+  /** Client names of tools and prompts. Default: those lists are empty. */
+  names?: NameCodec;
 }
 
 /** Why an upstream's part of a list is missing or cut short. */
@@ -244,8 +247,8 @@ export class Lister {
       .slice(first)
       .map((u, k) =>
         k === 0
-          ? new PageWalker(u, this.uris, kind, start?.upstreamCursor, start?.pages ?? 0, start?.offset ?? 0, limits, stop.signal, onSkip)
-          : new PageWalker(u, this.uris, kind, undefined, 0, 0, limits, stop.signal, onSkip),
+          ? new PageWalker(u, this.uris, kind, start?.upstreamCursor, start?.pages ?? 0, start?.offset ?? 0, limits, stop.signal, onSkip, this.options.names)
+          : new PageWalker(u, this.uris, kind, undefined, 0, 0, limits, stop.signal, onSkip, this.options.names),
       );
     return { walkers, stop, epoch: this.pool.epoch, ...(start?.private ? { private: true } : {}) };
   }

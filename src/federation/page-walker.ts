@@ -1,7 +1,8 @@
 // Walks one upstream's list pages with bounded read-ahead, so a downstream page never waits for a fetch it could have overlapped.
 import type { ListKind } from './cursor.js';
 import { ErrorCodes, JsonRpc, ProxyError } from '../errors.js';
-import { ListResourcesResult, ListTemplatesResult, Methods } from '../protocol.js';
+import { ListPromptsResult, ListResourcesResult, ListTemplatesResult, ListToolsResult, META_UPSTREAM_NAME, Methods } from '../protocol.js';
+import type { NameCodec } from '../uri/names.js';
 import { hintOf, type CacheHint, type CacheScope } from './cache-hint.js';
 import type { ResultSchema, Upstream } from '../upstream/upstream.js';
 import type { UriCodec } from './uri.js';
@@ -30,9 +31,24 @@ export interface WalkedPage {
 export type WalkEnd = 'unavailable' | 'timeout' | 'error' | 'page-limit' | 'starting';
 
 const KINDS = {
-  resources: { method: Methods.listResources, schema: ListResourcesResult, field: 'resources', key: 'uri' },
-  templates: { method: Methods.listTemplates, schema: ListTemplatesResult, field: 'resourceTemplates', key: 'uriTemplate' },
+  resources: { method: Methods.listResources, schema: ListResourcesResult, field: 'resources', key: 'uri', capability: 'resources' },
+  templates: { method: Methods.listTemplates, schema: ListTemplatesResult, field: 'resourceTemplates', key: 'uriTemplate', capability: 'resources' },
+  tools: { method: Methods.listTools, schema: ListToolsResult, field: 'tools', key: 'name', capability: 'tools' },
+  prompts: { method: Methods.listPrompts, schema: ListPromptsResult, field: 'prompts', key: 'name', capability: 'prompts' },
 } as const;
+
+/** The list field of each kind's result. */
+export const LIST_FIELDS: Record<ListKind, string> = { resources: 'resources', templates: 'resourceTemplates', tools: 'tools', prompts: 'prompts' };
+
+/**
+ * A listed tool or prompt as clients see it: its client name, and the upstream's own in `_meta`
+ * (`mcp-federate/upstreamName`); every other field kept.
+ */
+export function namedItem(names: NameCodec, server: string, item: Record<string, unknown>): Record<string, unknown> {
+  const name = item.name as string;
+  const meta = typeof item._meta === 'object' && item._meta !== null ? (item._meta as Record<string, unknown>) : undefined;
+  return { ...item, name: names.encode(server, name), _meta: { ...meta, [META_UPSTREAM_NAME]: name } };
+}
 
 /** Sentinel returned by {@link PageWalker.next} when the walk is over. */
 export const DONE = Symbol('done');
@@ -72,6 +88,8 @@ export class PageWalker {
     private readonly limits: { readAhead: number; maxPages: number },
     private readonly signal: AbortSignal,
     private readonly onSkip: (upstream: Upstream, err: unknown) => void,
+    /** Client names of tools and prompts (required for those lists). */
+    private readonly names?: NameCodec,
   ) {
     void this.pump();
   }
@@ -157,7 +175,7 @@ export class PageWalker {
         await this.upstream.settled();
         this.awaitingStart = false;
       }
-      if (this.upstream.status === 'ready' && !this.upstream.supports('resources')) this.finished = true;
+      if (this.upstream.status === 'ready' && !this.upstream.supports(spec.capability)) this.finished = true;
       while (!this.finished && !this.signal.aborted && this.buffered < (this.shallow ? 1 : this.limits.readAhead)) {
         if (this.pages >= this.limits.maxPages) {
           this.end('page-limit');
@@ -171,7 +189,9 @@ export class PageWalker {
         const key = spec.key;
         const uris = this.uris;
         let items = raw;
-        if (this.upstream.freshMessages) for (const item of raw) item[key] = uris.encode(id, item[key] as string);
+        const names = this.names;
+        if (key === 'name') items = names ? raw.map((item) => namedItem(names, id, item)) : [];
+        else if (this.upstream.freshMessages) for (const item of raw) item[key] = uris.encode(id, item[key] as string);
         else items = raw.map((item) => ({ ...item, [key]: uris.encode(id, item[key] as string) })); // the sender's own objects
         const offset = Math.min(this.skip, items.length);
         if (offset > 0) items = items.slice(offset); // the part earlier downstream pages consumed
@@ -216,8 +236,8 @@ export class PageWalker {
 
   private fail(err: unknown): void {
     const rpcCode = err instanceof ProxyError ? err.details?.rpcCode : undefined;
-    if (this.kind === 'templates' && rpcCode === JsonRpc.METHOD_NOT_FOUND) {
-      this.finished = true; // an upstream without templates/list simply has none
+    if (this.kind !== 'resources' && rpcCode === JsonRpc.METHOD_NOT_FOUND) {
+      this.finished = true; // an upstream without templates/list (tools/list, prompts/list) simply has none
       return;
     }
     this.onSkip(this.upstream, err);

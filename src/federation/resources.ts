@@ -36,6 +36,14 @@ export interface OperationTrace {
   /** List items returned, and items the audience's filter left out. */
   returned?: number;
   filtered?: number;
+  /** Tools and prompts: the name the client sent. */
+  name?: string;
+  /** Tools and prompts: hex SHA-256 of the canonical JSON (RFC 8785) of the arguments. */
+  argumentsSha256?: string;
+  /** Tools and prompts, with `audit.arguments`: the canonical JSON of the arguments. */
+  arguments?: string;
+  /** The tool answered with `isError: true`. */
+  toolError?: boolean;
 }
 
 /** The shared parts the resource operations use. */

@@ -9,6 +9,35 @@ import type { Lister } from './listing.js';
 import type { SessionRegistry } from './sessions.js';
 import type { SubscriptionRelay } from './subscriptions.js';
 import { createUriCodec, type UriCodec } from './uri.js';
+import { createNameCodec, type NameCodec } from '../uri/names.js';
+import type { ItemCatalog } from './item-catalog.js';
+import { ALL_LISTS } from './sessions.js';
+
+/**
+ * Client names of tools and prompts for the enabled upstreams, as one object that follows
+ * `servers` reloads (see {@link reloadableUris}).
+ */
+export function reloadableNames(pool: Pick<UpstreamPool, 'ids'>, config: FederateConfig): { names: NameCodec; reload(config: FederateConfig): void } {
+  const codecFor = (c: FederateConfig): NameCodec =>
+    createNameCodec(
+      pool.ids,
+      [...pool.ids].find((id) => c.servers[id]?.prefix === false),
+      c.tools.maxNameLength,
+    );
+  let codec = codecFor(config);
+  return {
+    names: {
+      get unprefixed() {
+        return codec.unprefixed;
+      },
+      encode: (server, name) => codec.encode(server, name),
+      serverOf: (name) => codec.serverOf(name),
+    },
+    reload(next) {
+      codec = codecFor(next);
+    },
+  };
+}
 
 /** A {@link UriCodec} whose set of servers a reload replaces. */
 export interface ReloadableUris {
@@ -60,6 +89,10 @@ export interface ServerSetOptions {
   relay: SubscriptionRelay;
   lister: Lister;
   sessions: SessionRegistry;
+  /** Tools and prompts by client name (forgotten when their upstream leaves or restarts). */
+  catalog?: ItemCatalog;
+  /** Client names of tools and prompts, reloaded with `servers`. */
+  names?: { reload(config: FederateConfig): void };
   /** True once the pool's first start has settled (before it, a status change is no catalog change). */
   started(): boolean;
 }
@@ -89,7 +122,7 @@ export class ServerSet {
    */
   startingSkipped(server: string): void {
     const { pool, sessions } = this.parts;
-    if (pool.get(server)?.status === 'ready') sessions.listChanged();
+    if (pool.get(server)?.status === 'ready') sessions.listChanged(ALL_LISTS);
     else this.listedWithout.add(server);
   }
 
@@ -103,6 +136,8 @@ export class ServerSet {
     const { pool, uris, cache, relay, issued, lister, sessions } = this.parts;
     const done = pool.reconcile(next.servers, changes);
     uris.reload(next);
+    this.parts.names?.reload(next);
+    for (const id of [...changes.removed, ...changes.restarted]) this.parts.catalog?.invalidate(id);
     for (const id of changes.removed) {
       this.available.delete(id);
       this.replaced.delete(id);
@@ -118,7 +153,7 @@ export class ServerSet {
     }
     if (changes.added.length + changes.removed.length + changes.restarted.length > 0) {
       lister.dropReadAhead();
-      sessions.listChanged();
+      sessions.listChanged(ALL_LISTS);
     }
     return done;
   }
@@ -134,6 +169,7 @@ export class ServerSet {
     if (now === undefined || now === this.available.has(server)) return;
     if (now) this.available.add(server);
     else this.available.delete(server);
-    if (this.listedWithout.delete(server) || this.parts.started()) sessions.listChanged();
+    this.parts.catalog?.invalidate(server);
+    if (this.listedWithout.delete(server) || this.parts.started()) sessions.listChanged(ALL_LISTS);
   }
 }

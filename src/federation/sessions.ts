@@ -1,4 +1,4 @@
-// The live downstream sessions, and list_changed broadcast to all of them, coalesced.
+// The live downstream sessions, and list_changed (resources, tools, prompts) broadcast to all of them, coalesced.
 
 /** What the core may send to one downstream session. */
 export interface Session {
@@ -10,9 +10,16 @@ export interface Session {
   readonly roles?: readonly string[];
   /** Sends `notifications/resources/updated` for a namespaced URI. Never throws. */
   sendUpdated(uri: string): void;
-  /** Sends `notifications/resources/list_changed`. Never throws. */
-  sendListChanged(): void;
+  /** Sends `notifications/<kind>/list_changed` (default: resources). Never throws. */
+  sendListChanged(kind?: ListChangeKind): void;
 }
+
+/** The lists whose changes are announced. */
+export type ListChangeKind = 'resources' | 'tools' | 'prompts';
+/** Every list: what an upstream coming or going, or a policy reload, may change. */
+export const ALL_LISTS: readonly ListChangeKind[] = ['resources', 'tools', 'prompts'];
+
+const RESOURCES_ONLY: readonly ListChangeKind[] = ['resources'];
 
 /**
  * Every live session. `listChanged()` may be called for each upstream event; within
@@ -21,6 +28,7 @@ export interface Session {
 export class SessionRegistry {
   private readonly sessions = new Set<Session>();
   private timer: NodeJS.Timeout | undefined;
+  private readonly pending = new Set<ListChangeKind>();
   private readonly listeners = new Set<() => void>();
 
   constructor(private readonly coalesceMs: number) {}
@@ -44,13 +52,16 @@ export class SessionRegistry {
     return () => this.listeners.delete(listener);
   }
 
-  /** Schedules one list_changed to every session (coalesced). */
-  listChanged(): void {
+  /** Schedules one list_changed of each of `kinds` (default: resources) to every session (coalesced). */
+  listChanged(kinds: readonly ListChangeKind[] = RESOURCES_ONLY): void {
     for (const l of this.listeners) l();
+    for (const k of kinds) this.pending.add(k);
     if (this.timer) return;
     this.timer = setTimeout(() => {
       this.timer = undefined;
-      for (const s of this.sessions) s.sendListChanged();
+      const kinds = [...this.pending];
+      this.pending.clear();
+      for (const s of this.sessions) for (const k of kinds) s.sendListChanged(k);
     }, this.coalesceMs);
     this.timer.unref();
   }
@@ -59,6 +70,7 @@ export class SessionRegistry {
   close(): void {
     clearTimeout(this.timer);
     this.timer = undefined;
+    this.pending.clear();
     this.sessions.clear();
   }
 }

@@ -1,5 +1,14 @@
 // One SDK low-level Server per downstream session: capabilities, handlers, and the error boundary.
-import { Server, type AuthInfo, type BaseContext, type ServerContext, type ServerCapabilities, type Transport } from '@modelcontextprotocol/server';
+import {
+  Server,
+  type AuthInfo,
+  type BaseContext,
+  type JSONRPCRequest,
+  type Result,
+  type ServerContext,
+  type ServerCapabilities,
+  type Transport,
+} from '@modelcontextprotocol/server';
 import { z } from 'zod';
 import { ErrorCodes, invalidParams, ProxyError, toJsonRpcError, type ErrorContext } from '../errors.js';
 import type { Logger } from '../logger.js';
@@ -29,16 +38,28 @@ export interface FacadeOptions {
   serverInfo: { name: string; version: string };
   /** The era this instance serves (an SDK entry pins one per connection). Default: `legacy`. */
   era?: Era;
+  /** Which of tools and prompts this session is offered (some upstream may have them). Default: neither. */
+  offers?: Offers;
+}
+
+/** The kinds besides resources a session is offered (declared as capabilities, handled). */
+export interface Offers {
+  tools: boolean;
+  prompts: boolean;
 }
 
 /** The request context handlers receive (the signal, and the request's own caller over HTTP). */
 interface Ctx {
-  mcpReq: { signal: AbortSignal };
+  mcpReq: { signal: AbortSignal; _meta?: Record<string, unknown>; notify: (n: { method: string; params?: Record<string, unknown> }) => Promise<void> };
   http?: { authInfo?: AuthInfo };
 }
 
 const ListParams = z.looseObject({ cursor: z.string().optional() });
 const UriParams = z.looseObject({ uri: z.string() });
+/** A tool or prompt name as a client may send it (names longer than this are unknown anyway). */
+const ItemName = z.string().max(1024);
+const CallParams = z.looseObject({ name: ItemName, arguments: z.record(z.string(), z.unknown()).optional() });
+const GetParams = z.looseObject({ name: ItemName, arguments: z.record(z.string(), z.string()).optional() });
 const CompleteParamsSchema = z.looseObject({
   ref: z.union([z.looseObject({ type: z.literal('ref/resource'), uri: z.string() }), z.looseObject({ type: z.literal('ref/prompt'), name: z.string() })]),
   argument: z.looseObject({ name: z.string(), value: z.string() }),
@@ -59,13 +80,29 @@ export const FACADE_CAPABILITIES: ServerCapabilities = {
  * or sampling, so the base context is handed over as it is.
  */
 class FacadeServer extends Server {
-  constructor(info: { name: string; version: string }, edge: EraEdge) {
-    super(info, { capabilities: FACADE_CAPABILITIES });
+  constructor(info: { name: string; version: string }, edge: EraEdge, offers: Offers) {
+    super(info, { capabilities: capabilitiesFor(offers) });
     edge.prepare(this);
   }
 
   protected override buildContext(ctx: BaseContext): ServerContext {
     return ctx as ServerContext;
+  }
+
+  /**
+   * `tools/call` as every other method: SDK 2.x alone parses its params and its result with the full
+   * spec schemas (about 40 us a call, half the cost of a relayed call). The facade checks params
+   * with its light schema, and a result comes from an upstream as it is (the client validates it),
+   * so the parse is left out; the input-required seam of 2026-07-28 is kept. Falls back to the
+   * SDK's wrapper when the seam is not where it was.
+   */
+  protected override _wrapHandler(
+    method: string,
+    handler: (request: JSONRPCRequest, ctx: ServerContext) => Promise<Result>,
+  ): (request: JSONRPCRequest, ctx: ServerContext) => Promise<Result> {
+    const seam = (this as unknown as { _invokeInputRequiredCapableHandler?: InputRequiredSeam })._invokeInputRequiredCapableHandler;
+    if (method !== 'tools/call' || typeof seam !== 'function') return super._wrapHandler(method, handler);
+    return (request, ctx) => seam.call(this, method, handler, request, ctx);
   }
 
   /** Connects, then puts the envelope-checked dispatch on the way in. */
@@ -83,7 +120,8 @@ export function createFacadeServer(options: FacadeOptions): Server {
   const { gate, caller, session, logger } = options;
   // The caller's era: how its answers and its not-found are spelled (built once, in that era).
   const edge = edgeOf(options.era);
-  const server: Server = new FacadeServer(options.serverInfo, edge);
+  const offers = options.offers ?? { tools: false, prompts: false };
+  const server: Server = new FacadeServer(options.serverInfo, edge, offers);
   // eslint-disable-next-line @typescript-eslint/unbound-method -- an era edge is a plain object of functions
   const { answer: cacheable, notFoundCode } = edge;
 
@@ -129,11 +167,76 @@ export function createFacadeServer(options: FacadeOptions): Server {
       gate.complete(caller, params as CompleteParams, ctx.mcpReq.signal),
     ),
   );
+  if (offers.tools || offers.prompts) handleItems(gate, offers, handle, boundary, who, cacheable);
   answerInvalidParams(server);
   return server;
 }
 
+/** The capabilities of a session offered `offers`: tools and prompts with their list changes, and logging for the messages relayed during a call. */
+export function capabilitiesFor(offers: Offers): ServerCapabilities {
+  if (!offers.tools && !offers.prompts) return FACADE_CAPABILITIES;
+  return {
+    ...FACADE_CAPABILITIES,
+    ...(offers.tools ? { tools: { listChanged: true } } : {}),
+    ...(offers.prompts ? { prompts: { listChanged: true } } : {}),
+    logging: {},
+  };
+}
+
+type Handle = <P>(method: string, schema: z.ZodType<P>, fn: (params: P, ctx: Ctx) => Promise<Record<string, unknown>>) => void;
+type Boundary = <T>(method: string, uri: ErrorContext['uri'], by: Caller, fn: (caller: Caller) => Promise<T>) => Promise<T>;
+
+/** The handlers of tools and prompts: lists, `tools/call`, `prompts/get`, each with its caller's progress and messages relayed to it alone. */
+function handleItems(
+  gate: AccessGate,
+  offers: Offers,
+  handle: Handle,
+  boundary: Boundary,
+  who: (ctx: Ctx) => Caller,
+  cacheable: <T extends object>(r: T) => T,
+): void {
+  const relayOf = (ctx: Ctx, caller: Caller) => {
+    const token = ctx.mcpReq._meta?.progressToken;
+    const notify = (method: string, params: Record<string, unknown>) => void ctx.mcpReq.notify({ method, params }).catch(() => undefined);
+    return {
+      signal: ctx.mcpReq.signal,
+      principal: caller.principal,
+      context: ctx,
+      ...(typeof token === 'string' || typeof token === 'number'
+        ? { onProgress: (p: { progress: number; total?: number; message?: string }) => notify('notifications/progress', { ...p, progressToken: token }) }
+        : {}),
+      onMessage: (params: Record<string, unknown>) => notify('notifications/message', params),
+    };
+  };
+  if (offers.tools) {
+    handle('tools/list', ListParams, (params, ctx) =>
+      boundary('tools/list', undefined, who(ctx), async (caller) => cacheable(await gate.listItems(caller, 'tools', params.cursor, ctx.mcpReq.signal))),
+    );
+    handle('tools/call', CallParams, (params, ctx) =>
+      boundary('tools/call', undefined, who(ctx), (caller) =>
+        gate.callTool(caller, params as Record<string, unknown> & { name: string }, relayOf(ctx, caller)),
+      ),
+    );
+  }
+  if (offers.prompts) {
+    handle('prompts/list', ListParams, (params, ctx) =>
+      boundary('prompts/list', undefined, who(ctx), async (caller) => cacheable(await gate.listItems(caller, 'prompts', params.cursor, ctx.mcpReq.signal))),
+    );
+    handle('prompts/get', GetParams, (params, ctx) =>
+      boundary('prompts/get', undefined, who(ctx), (caller) =>
+        gate.getPrompt(caller, params as Record<string, unknown> & { name: string }, relayOf(ctx, caller)),
+      ),
+    );
+  }
+}
+
 type RequestHandler = (request: unknown, extra: unknown) => Promise<unknown>;
+type InputRequiredSeam = (
+  method: string,
+  handler: (request: JSONRPCRequest, ctx: ServerContext) => Promise<Result>,
+  request: JSONRPCRequest,
+  ctx: ServerContext,
+) => Promise<Result>;
 
 /**
  * Makes a params failure of the handlers the SDK registers itself (`initialize`) the same one-line
@@ -220,6 +323,7 @@ function logFailure(logger: Logger, method: string, err: unknown, caller: Caller
     code === ErrorCodes.INVALID_CURSOR ||
     code === ErrorCodes.INVALID_PARAMS ||
     code === ErrorCodes.LIMIT_EXCEEDED ||
+    code === ErrorCodes.UNKNOWN_ITEM ||
     code === ErrorCodes.CANCELLED;
   const record = {
     method,

@@ -5,7 +5,7 @@ import type { AccessGate } from '../access/gate.js';
 import type { Session, SessionRegistry } from '../federation/sessions.js';
 import type { SubscriptionRelay } from '../federation/subscriptions.js';
 import type { Logger } from '../logger.js';
-import { createFacadeServer } from './facade.js';
+import { createFacadeServer, type Offers } from './facade.js';
 import { edgeOf } from '../eras/edges.js';
 import type { Era } from '../eras/era.js';
 import type { CallerIdentity, DownstreamSession, SessionOptions } from './proxy-types.js';
@@ -19,6 +19,8 @@ export interface SessionOpenerOptions {
   serverInfo: { name: string; version: string };
   /** Who a session acts for when its options name nobody: the stdio caller of the config. */
   defaultCaller: CallerIdentity;
+  /** Which of tools and prompts a session opened now is offered. Default: neither. */
+  offers?: () => Offers;
 }
 
 /** The session of stateless requests: it never subscribes (2026 has no resources/subscribe) nor hears anything. */
@@ -41,13 +43,14 @@ export class SessionOpener {
   /** A Server for one stateless request (see `Proxy.statelessServer`). */
   stateless(era: Era, caller: Caller): Server {
     const { gate, logger, serverInfo } = this.options;
-    return createFacadeServer({ gate, caller, session: STATELESS, logger, serverInfo, era });
+    return createFacadeServer({ gate, caller, session: STATELESS, logger, serverInfo, era, ...this.offered() });
   }
 
   /** Opens one downstream session (see `Proxy.openSession`). */
   open(sessionOptions: SessionOptions = {}): DownstreamSession {
     const { gate, sessions, relay, logger, serverInfo } = this.options;
     const servers = this.servers;
+    const offered = () => this.offered();
     let current: Server | undefined;
     let open = true;
     const id = sessionOptions.id ?? `s${++this.ids}`;
@@ -83,7 +86,15 @@ export class SessionOpener {
         }
         if (allowed) sendUpdated(uri);
       },
-      sendListChanged: sessionOptions.sink?.sendListChanged ?? (() => void current?.sendResourceListChanged().catch(() => undefined)),
+      sendListChanged:
+        sessionOptions.sink?.sendListChanged ??
+        ((kind = 'resources') => {
+          const server = current;
+          if (!server) return;
+          // A kind this session was not offered has no capability: the SDK refuses it, and that is fine.
+          const sent = kind === 'tools' ? server.sendToolListChanged() : kind === 'prompts' ? server.sendPromptListChanged() : server.sendResourceListChanged();
+          void Promise.resolve(sent).catch(() => undefined);
+        }),
     };
     sessions.add(session);
     const handle: DownstreamSession = {
@@ -93,7 +104,7 @@ export class SessionOpener {
         identity = { ...next, session: id };
       },
       createServer(era) {
-        const server = createFacadeServer({ gate, caller, session, logger, serverInfo, era });
+        const server = createFacadeServer({ gate, caller, session, logger, serverInfo, era, ...offered() });
         current = server;
         servers.add(server);
         server.onclose = () => {
@@ -117,6 +128,10 @@ export class SessionOpener {
       },
     };
     return handle;
+  }
+
+  private offered(): { offers?: Offers } {
+    return this.options.offers ? { offers: this.options.offers() } : {};
   }
 
   /** Closes every session Server still open (shutdown), whatever each close does. */

@@ -43,6 +43,30 @@ export interface UpstreamOptions {
   random?: () => number;
 }
 
+/** Progress an upstream reported for a long request. */
+export interface UpstreamProgress {
+  progress: number;
+  total?: number;
+  message?: string;
+}
+
+/** How a long request ({@link Upstream.call}) is bounded and who hears its progress. */
+export interface CallOptions {
+  signal?: AbortSignal | undefined;
+  principal?: string | undefined;
+  /** Fails the request this long after it was made, or after the last progress. */
+  timeoutMs: number;
+  /** Fails the request this long after it was made, whatever progress it reports. */
+  maxTotalMs: number;
+  onProgress?: ((progress: UpstreamProgress) => void) | undefined;
+  /**
+   * What the call shares its fair-queue slots with (at most half the upstream's `concurrency` per
+   * key): e.g. the tool and a digest of its arguments, so one hung invocation cannot take every
+   * slot. Default: the method and name.
+   */
+  key?: string | undefined;
+}
+
 /** The result schema shape `request` validates against: any zod schema. */
 export type ResultSchema<T> = z.ZodType<T>;
 
@@ -229,6 +253,8 @@ export class Upstream {
       const filter = upstreamListen(client, {
         timeoutMs: this.config.timeoutMs,
         listChanged: this.capabilities?.resources?.listChanged === true,
+        toolsChanged: this.capabilities?.tools?.listChanged === true,
+        promptsChanged: this.capabilities?.prompts?.listChanged === true,
         notify: (n) => {
           for (const l of this.notificationListeners) l(n);
         },
@@ -249,20 +275,48 @@ export class Upstream {
    * (the caller's signal), RESPONSE_TOO_LARGE, or UPSTREAM_ERROR with `details.rpcCode`.
    * `principal` is who the request is for: slots are shared fairly across principals (see {@link FairQueue}).
    */
-  async request<T>(method: string, params: Record<string, unknown> | undefined, schema: ResultSchema<T>, signal?: AbortSignal, principal?: string): Promise<T> {
+  request<T>(method: string, params: Record<string, unknown> | undefined, schema: ResultSchema<T>, signal?: AbortSignal, principal?: string): Promise<T> {
+    return this.exchange(method, params, schema, signal, principal, undefined);
+  }
+
+  /**
+   * Sends one long request (`tools/call`, `prompts/get`): as {@link request}, but bounded by
+   * `options.timeoutMs` since the last progress, up to `options.maxTotalMs` in all (queue wait
+   * included), with the upstream's progress handed to `options.onProgress`. The upstream gets a
+   * progress token of the proxy's own; the caller's never leaves the proxy.
+   */
+  call<T>(method: string, params: Record<string, unknown>, schema: ResultSchema<T>, options: CallOptions): Promise<T> {
+    return this.exchange(method, params, schema, options.signal, options.principal, options);
+  }
+
+  private async exchange<T>(
+    method: string,
+    params: Record<string, unknown> | undefined,
+    schema: ResultSchema<T>,
+    signal: AbortSignal | undefined,
+    principal: string | undefined,
+    long: CallOptions | undefined,
+  ): Promise<T> {
     const client = this.client;
     if (this.status !== 'ready' || client === undefined) {
       throw new ProxyError(ErrorCodes.UPSTREAM_UNAVAILABLE, `upstream ${this.id} is not connected`);
     }
-    const timeoutMs = this.config.timeoutMs;
-    const key = typeof params?.uri === 'string' ? params.uri : method;
+    const timeoutMs = long ? long.timeoutMs : this.config.timeoutMs;
+    const key = long?.key ?? (typeof params?.uri === 'string' ? params.uri : typeof params?.name === 'string' ? `${method}:${params.name}` : method);
     // The deadline counts from now, queue wait included: a request that waited is given what is
     // left of it when it starts, and one still waiting at its deadline fails without being sent.
     const deadline = performance.now() + timeoutMs;
     const send = () => {
       signal?.throwIfAborted(); // cancelled while it waited: never sent
       const timeout = Math.max(1, Math.round(deadline - performance.now()));
-      return client.request({ method, params } as never, schema, signal ? { signal, timeout } : { timeout });
+      const options: Record<string, unknown> = signal ? { signal, timeout } : { timeout };
+      if (long) {
+        options.timeout = timeoutMs;
+        options.maxTotalTimeout = Math.max(1, Math.round(long.maxTotalMs - (timeoutMs - timeout)));
+        options.resetTimeoutOnProgress = true;
+        options.onprogress = long.onProgress ?? (() => undefined); // resets the timeout even when nobody listens
+      }
+      return client.request({ method, params } as never, schema, options as never);
     };
     try {
       return await this.queue.run(key, send, deadline, this.queuedTimeout, principal);

@@ -215,9 +215,9 @@ describe('errors', () => {
     expect(await rpcError(client().complete({ ref: { type: 'ref/resource', uri }, argument: { name: 'category', value: '' } }))).toEqual(notFound(uri));
   });
 
-  it('completing a prompt reference is -32602', async () => {
+  it('completing a reference to a prompt no upstream has is -32602 Unknown prompt', async () => {
     const err = await rpcError(client().complete({ ref: { type: 'ref/prompt', name: 'greet' }, argument: { name: 'x', value: '' } }));
-    expect(err).toEqual({ code: -32602, message: 'MCP error -32602: Unknown reference: greet', data: undefined });
+    expect(err).toEqual({ code: -32602, message: 'MCP error -32602: Unknown prompt: greet', data: undefined });
   });
 
   it.each([

@@ -169,8 +169,8 @@ class Generator {
 
   unknownMethod(): string {
     return this.pick([
-      'tools/list',
-      'prompts/get',
+      'tools/LIST',
+      'prompts/gets',
       'sampling/createMessage',
       'rpc.discover',
       '',

@@ -203,7 +203,7 @@ describe('malformed lines from the client', () => {
     expect(message).toMatch(field);
   });
 
-  it.each(['tools/list', 'no/such/method', 'resources/READ'])('an unknown method (%s) -> one -32601', async (method) => {
+  it.each(['tools/LIST', 'no/such/method', 'resources/READ'])('an unknown method (%s) -> one -32601', async (method) => {
     const id = `unknown-${method}`;
     const answer = await oneAnswer(session(), JSON.stringify({ jsonrpc: '2.0', id, method, params: {} }), id);
     expect(answer.error?.code).toBe(-32601);

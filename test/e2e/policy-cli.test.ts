@@ -64,7 +64,10 @@ describe.concurrent('policy check', () => {
   it.each([
     [['--principal', 'alice', '--action', 'read'], 'policy check: a namespaced URI is required'],
     [['--action', 'read', 'docs+file:///a'], 'policy check: --principal is required'],
-    [['--principal', 'alice', '--action', 'delete', 'docs+file:///a'], 'policy check: --action: expected one of list, read, subscribe, complete, got "delete"'],
+    [
+      ['--principal', 'alice', '--action', 'delete', 'docs+file:///a'],
+      'policy check: --action: expected one of list, read, subscribe, complete, call, get, got "delete"',
+    ],
     [
       ['--principal', 'alice', '--action', 'read', 'file:///handbook/a.md'],
       'policy check: "file:///handbook/a.md" is not namespaced with a configured server id',

@@ -544,7 +544,7 @@ describe('policy and limits', () => {
   it('no policy block stays absent; limits default to none', () => {
     const c = parse({ servers });
     expect(c.policy).toBeUndefined();
-    expect(c.limits).toEqual({ reads: [], completions: [] });
+    expect(c.limits).toEqual({ reads: [], completions: [], calls: [] });
   });
 
   it('fills the policy default and keeps rules as written', () => {
@@ -621,7 +621,11 @@ describe('policy and limits', () => {
 
   it('limits as { reads, completions }: completions get a burst too; the per-principal bounds have defaults', () => {
     const c = parse({ servers, limits: { reads: [{ readsPerMinute: 60 }], completions: [{ principals: ['bot'], completionsPerMinute: 12 }] } });
-    expect(c.limits).toEqual({ reads: [{ readsPerMinute: 60, burst: 10 }], completions: [{ principals: ['bot'], completionsPerMinute: 12, burst: 2 }] });
+    expect(c.limits).toEqual({
+      reads: [{ readsPerMinute: 60, burst: 10 }],
+      completions: [{ principals: ['bot'], completionsPerMinute: 12, burst: 2 }],
+      calls: [],
+    });
     expect(parse({ servers, http: {} }).http).toMatchObject({ maxSessionsPerPrincipal: 100, maxListensPerPrincipal: 100 });
     expect(c.wire).toMatchObject({ maxInFlightPerPrincipal: 64, maxQueuedBytesPerPrincipal: 64 * 1024 * 1024 });
     expect(c.subscriptions.maxPerPrincipal).toBe(1000);

@@ -31,6 +31,9 @@ const configFile = write('policy.json', {
         actions: ['list', 'read', 'subscribe', 'complete'],
       },
       { id: 'drafts', effect: 'deny', resources: ['file:///handbook/drafts/**'] },
+      { id: 'support-ro', effect: 'allow', roles: ['support'], annotations: { readOnlyHint: true }, actions: ['list', 'call'] },
+      { id: 'greet', effect: 'allow', prompts: ['greet'], actions: ['get'] },
+      { id: 'no-delete', effect: 'deny', tools: ['delete_*'] },
     ],
   },
 });
@@ -56,6 +59,11 @@ describe('policy check', () => {
     [['--principal', 'alice', '--role', 'eng', '--action', 'read', 'docs+FILE:///handbook/x/../a.md'], 1, 'deny invalid-uri'], // dot segments: refused (issue 14)
     [['--principal', 'alice', '--role', 'eng', '--action', 'list', 'docs+file:///handbook/{path}'], 0, 'allow eng-docs'],
     [['--principal', 'alice', '--role', 'eng', '--action', 'list', 'docs+file:///handbook/drafts/{path}'], 1, 'deny drafts'],
+    [['--principal', 'sam', '--role', 'support', '--action', 'call', '--tool', 'docs__search', '--annotation', 'readOnlyHint=true'], 0, 'allow support-ro'],
+    [['--principal', 'sam', '--role', 'support', '--action', 'call', '--tool', 'docs__search'], 1, 'deny default'],
+    [['--principal', 'sam', '--role', 'support', '--action', 'call', '--tool', 'docs__delete_x', '--annotation', 'readOnlyHint=true'], 1, 'deny no-delete'],
+    [['--principal', 'sam', '--action', 'get', '--prompt', 'mem__greet'], 0, 'allow greet'],
+    [['--principal', 'sam', '--action', 'complete', '--prompt', 'mem__greet'], 1, 'deny default'],
   ])('%j → exit %i, %j', async (args, code, line) => {
     const result = await check(...args);
     expect(result).toEqual({ code, stdout: `${line}\n`, stderr: '' });
@@ -65,7 +73,7 @@ describe('policy check', () => {
     [['--action', 'read', 'docs+file:///a'], '--principal is required'],
     [['--principal', '', '--action', 'read', 'docs+file:///a'], '--principal is required'],
     [['--principal', 'alice', 'docs+file:///a'], '--action is required'],
-    [['--principal', 'alice', '--action', 'write', 'docs+file:///a'], '--action: expected one of list, read, subscribe, complete, got "write"'],
+    [['--principal', 'alice', '--action', 'write', 'docs+file:///a'], '--action: expected one of list, read, subscribe, complete, call, get, got "write"'],
     [['--principal', 'alice', '--role', '', '--action', 'read', 'docs+file:///a'], '--role must not be empty'],
     [['--principal', 'alice', '--action', 'read'], 'a namespaced URI is required'],
     [['--principal', 'alice', '--action', 'read', 'docs+file:///a', 'docs+file:///b'], 'one URI only'],

@@ -25,12 +25,21 @@ describe('visibleServer', () => {
       default: 'allow',
       rules: [
         { id: 'no-secrets', effect: 'deny', principals: ['bob'], servers: ['secrets'] },
-        { id: 'no-web-all', effect: 'deny', principals: ['bob'], servers: ['web'], resources: ['**'] },
+        { id: 'no-web-all', effect: 'deny', principals: ['bob'], servers: ['web'], resources: ['**'], tools: ['**'], prompts: ['**'] },
         { id: 'no-key', effect: 'deny', principals: ['bob'], resources: ['docs+file:///key'] },
       ],
     });
     expect(['docs', 'secrets', 'web'].map((s) => policy.visibleServer(bob, s))).toEqual([true, false, false]);
     expect(['docs', 'secrets', 'web'].map((s) => policy.visibleServer(alice, s))).toEqual([true, true, true]);
+  });
+
+  it('a deny of every resource leaves a server visible while its tools are allowed; denying its tools and prompts too hides it', () => {
+    const only = (extra: Record<string, unknown>) =>
+      compile({ default: 'allow', rules: [{ id: 'no-web', effect: 'deny', principals: ['bob'], servers: ['web'], resources: ['**'], ...extra }] });
+    expect(only({}).visibleServer(bob, 'web')).toBe(true);
+    expect(only({ tools: ['**'] }).visibleServer(bob, 'web')).toBe(true);
+    expect(only({ tools: ['**'], prompts: ['**'] }).visibleServer(bob, 'web')).toBe(false);
+    expect(only({ tools: ['read_*'], prompts: ['**'] }).visibleServer(bob, 'web')).toBe(true);
   });
 
   it('an action-limited deny leaves the server visible through the other actions', () => {

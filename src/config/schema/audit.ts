@@ -37,6 +37,12 @@ export const AuditSchema = z.strictObject({
   anchorEvery: positiveInt().default(1000),
   /** Write an anchor this many seconds after the last one when records were written since. Also one at shutdown. Default: 30. */
   anchorSeconds: positiveInt().max(86_400).default(30),
+  /**
+   * Record the arguments of each `tools/call` and `prompts/get` as they were sent (canonical JSON,
+   * in `arguments`). Off, a record holds only their SHA-256 (`argumentsSha256`), which tells equal
+   * arguments apart from different ones without keeping them. Default: false.
+   */
+  arguments: z.boolean().default(false),
 });
 
 /** The `audit` block after validation. */

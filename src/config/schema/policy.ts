@@ -2,9 +2,20 @@
 import { z } from 'zod';
 import { patternServer, resourcePatternProblem } from '../../uri/resource-pattern.js';
 import { names } from './fields.js';
+import { globProblem } from '../../uri/glob.js';
 
-/** What a policy rule can be about: listing, reading, subscribing to, or completing a resource. */
-export const POLICY_ACTIONS = ['list', 'read', 'subscribe', 'complete'] as const;
+/** A tool or prompt name glob that does not compile is a config error. */
+function nameGlobCheck(pattern: string, ctx: z.RefinementCtx): void {
+  const problem = pattern.length === 0 ? 'must not be empty' : globProblem(pattern);
+  if (problem !== undefined) ctx.addIssue({ code: 'custom', message: `${JSON.stringify(pattern)}: ${problem}` });
+}
+
+/**
+ * What a policy rule can be about: listing (resources, templates, tools, prompts), reading or
+ * subscribing to a resource, completing a template's or a prompt's argument, calling a tool
+ * (`tools/call`), getting a prompt (`prompts/get`).
+ */
+export const POLICY_ACTIONS = ['list', 'read', 'subscribe', 'complete', 'call', 'get'] as const;
 /** One of {@link POLICY_ACTIONS}. */
 export type PolicyAction = (typeof POLICY_ACTIONS)[number];
 
@@ -55,7 +66,28 @@ export const PolicyRuleSchema = z.strictObject({
     )
     .min(1, 'must not be empty (leave "resources" out to match any)')
     .optional(),
-  /** Actions the rule is about, from `list`, `read`, `subscribe`, `complete`. Default: any. */
+  /**
+   * Globs over tool names, each matched against the upstream's own name and the name clients see
+   * (`github__create_*`); `*` and `?` as in `resources`. A rule that names `resources`, `tools`,
+   * `prompts` or `annotations` is about those kinds only; one that names none is about every kind.
+   * Default: any tool, when the rule names no kind.
+   */
+  tools: z
+    .array(z.string().superRefine((pattern, ctx) => nameGlobCheck(pattern, ctx)))
+    .min(1, 'must not be empty (leave "tools" out to match any)')
+    .optional(),
+  /** Globs over prompt names, as `tools`. Default: any prompt, when the rule names no kind. */
+  prompts: z
+    .array(z.string().superRefine((pattern, ctx) => nameGlobCheck(pattern, ctx)))
+    .min(1, 'must not be empty (leave "prompts" out to match any)')
+    .optional(),
+  /**
+   * Tool annotations the rule requires, e.g. `{ readOnlyHint: true }`: a tool matches when its
+   * upstream declares each of them with exactly this value (an annotation left out does not match).
+   * Makes the rule about tools. Default: any.
+   */
+  annotations: z.record(z.string(), z.union([z.boolean(), z.string(), z.number()])).optional(),
+  /** Actions the rule is about, from `list`, `read`, `subscribe`, `complete`, `call`, `get`. Default: any. */
   actions: z.array(z.enum(POLICY_ACTIONS)).min(1, 'must not be empty (leave "actions" out to match any)').optional(),
   /** Free text for humans; ignored. */
   description: z.string().optional(),

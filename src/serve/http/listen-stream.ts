@@ -24,6 +24,8 @@ type Id = string | number;
 interface Filter {
   resourceSubscriptions?: unknown;
   resourcesListChanged?: unknown;
+  toolsListChanged?: unknown;
+  promptsListChanged?: unknown;
 }
 
 /** A live listen, for shutdown. */
@@ -60,11 +62,14 @@ export async function serveListen(res: ServerResponse, message: { id: Id; params
     if (res.writableLength > deps.maxQueuedBytes) end(false); // a client that does not read: drop the stream
   };
   const wantsListChanged = filter.resourcesListChanged === true;
+  const wantsTools = filter.toolsListChanged === true;
+  const wantsPrompts = filter.promptsListChanged === true;
   const downstream = deps.openSession({
     sink: {
       sendUpdated: (uri) => event({ method: 'notifications/resources/updated', params: { uri, _meta: stamp } }),
-      sendListChanged: () => {
-        if (wantsListChanged) event({ method: 'notifications/resources/list_changed', params: { _meta: stamp } });
+      sendListChanged: (kind = 'resources') => {
+        const wanted = kind === 'tools' ? wantsTools : kind === 'prompts' ? wantsPrompts : wantsListChanged;
+        if (wanted) event({ method: `notifications/${kind}/list_changed`, params: { _meta: stamp } });
       },
     },
   });
@@ -89,6 +94,8 @@ export async function serveListen(res: ServerResponse, message: { id: Id; params
   const honored: Record<string, unknown> = {};
   if (accepted.length > 0) honored.resourceSubscriptions = accepted;
   if (wantsListChanged) honored.resourcesListChanged = true;
+  if (wantsTools) honored.toolsListChanged = true;
+  if (wantsPrompts) honored.promptsListChanged = true;
   // eslint-disable-next-line @typescript-eslint/no-unnecessary-condition -- the client may have gone during the await above
   if (!open) return { close: () => undefined };
   res.writeHead(200, { 'content-type': 'text/event-stream', 'cache-control': 'no-cache, no-transform', connection: 'keep-alive', 'x-accel-buffering': 'no' });

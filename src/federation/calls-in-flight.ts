@@ -1,0 +1,50 @@
+// Tool calls and prompt gets in flight per upstream: where an upstream's log message during a call goes.
+
+/** What the caller of one call hears besides its answer. */
+export interface CallRelay {
+  signal?: AbortSignal | undefined;
+  /** Who the call is for (fair share of the upstream's slots). */
+  principal?: string | undefined;
+  /** The upstream's progress, relayed (the caller asked with a progress token). */
+  onProgress?: ((progress: { progress: number; total?: number; message?: string }) => void) | undefined;
+  /** An upstream `notifications/message` sent while this call was the only one in flight to it. */
+  onMessage?: ((params: Record<string, unknown>) => void) | undefined;
+  /**
+   * The downstream request's own context (the SDK handler's `ctx`: its era, `mcpReq.send` for
+   * requests related to it), for what an upstream asks back during the call (elicitation,
+   * sampling, roots: bridged by the era layer, issue 17 item 6). Unused by the federation itself.
+   */
+  context?: unknown;
+}
+
+/**
+ * The calls in flight to each upstream. A `notifications/message` carries no request id, so it is
+ * relayed only when exactly one call to its upstream is in flight (it can only be about that one);
+ * with several, or none, it goes to the log only: never to a caller it may not be about.
+ */
+export class CallsInFlight {
+  private readonly byServer = new Map<string, Set<CallRelay>>();
+
+  /** Runs `call` with `relay` registered as in flight to `server`. */
+  async during<T>(server: string, relay: CallRelay, call: () => Promise<T>): Promise<T> {
+    let set = this.byServer.get(server);
+    if (!set) this.byServer.set(server, (set = new Set()));
+    set.add(relay);
+    try {
+      return await call();
+    } finally {
+      set.delete(relay);
+      if (set.size === 0) this.byServer.delete(server);
+    }
+  }
+
+  /** An upstream's `notifications/message`: to the one caller it can be about; false when none. */
+  message(server: string, params: Record<string, unknown> | undefined): boolean {
+    const set = this.byServer.get(server);
+    if (!set || set.size !== 1 || !params) return false;
+    const [only] = set;
+    if (!only?.onMessage) return false;
+    only.onMessage(params);
+    return true;
+  }
+}

@@ -1,0 +1,129 @@
+// Each upstream's tools and prompts by the names clients see: how a client's name finds its owner and the upstream's own name, without parsing short forms.
+import { ErrorCodes, ProxyError } from '../errors.js';
+import type { Logger } from '../logger.js';
+import { ListPromptsResult, ListToolsResult, Methods } from '../protocol.js';
+import type { NameCodec } from '../uri/names.js';
+import type { Upstream } from '../upstream/upstream.js';
+import type { UpstreamPool } from '../upstream/pool.js';
+
+/** The two kinds of named items. */
+export type ItemKind = 'tools' | 'prompts';
+
+/** A tool or prompt a client named, found at its owner. */
+export interface FoundItem {
+  kind: ItemKind;
+  server: string;
+  upstream: Upstream;
+  /** The upstream's own name. */
+  name: string;
+  /** The name the client sent. */
+  clientName: string;
+  /** The item as the upstream listed it (annotations, schemas). */
+  item: Record<string, unknown>;
+}
+
+/** Options of {@link ItemCatalog}. */
+export interface ItemCatalogOptions {
+  pool: UpstreamPool;
+  /** Client names (the one every part holds: a reload swaps what is behind it). */
+  names: NameCodec;
+  /** Most pages of one upstream's list walked. */
+  maxPages: number;
+  logger: Logger;
+  /** Monotonic ms clock. Default: performance.now. */
+  now?: () => number;
+}
+
+interface Entry {
+  /** Items by client name. */
+  items: Map<string, Record<string, unknown>>;
+  /** The upstream connection it was listed on. */
+  generation: number;
+  at: number;
+}
+
+/** A name that is not in the list may be new: the list is fetched again, at most this often per upstream. */
+const REFRESH_MS = 1000;
+
+const SPECS = {
+  tools: { method: Methods.listTools, schema: ListToolsResult, field: 'tools', capability: 'tools' },
+  prompts: { method: Methods.listPrompts, schema: ListPromptsResult, field: 'prompts', capability: 'prompts' },
+} as const;
+
+/**
+ * Knows each upstream's tools and prompts by client name. A list is fetched (all pages) the first
+ * time a name of that upstream is looked up, kept until the upstream says its list changed or
+ * reconnects, and fetched again (at most once a second) when a name is not in it. Concurrent
+ * lookups share one fetch. Routing never depends on a client having listed first.
+ */
+export class ItemCatalog {
+  private readonly entries = new Map<string, Entry>();
+  private readonly loading = new Map<string, Promise<Entry>>();
+  private readonly now: () => number;
+
+  constructor(private readonly options: ItemCatalogOptions) {
+    this.now = options.now ?? (() => performance.now());
+  }
+
+  /**
+   * The item `clientName` stands for, or undefined when no ready upstream has one by that name.
+   * Throws the upstream's failure when its list cannot be fetched.
+   */
+  async find(kind: ItemKind, clientName: string): Promise<FoundItem | undefined> {
+    const server = this.options.names.serverOf(clientName);
+    const upstream = server === undefined ? undefined : this.options.pool.get(server);
+    if (!upstream || server === undefined) return undefined;
+    if (upstream.generation === 0 && upstream.status !== 'unavailable') await upstream.settled();
+    if (upstream.status !== 'ready' || !upstream.supports(SPECS[kind].capability)) return undefined;
+    let entry = await this.load(kind, upstream, false);
+    let item = entry.items.get(clientName);
+    if (!item && this.now() - entry.at >= REFRESH_MS) {
+      entry = await this.load(kind, upstream, true);
+      item = entry.items.get(clientName);
+    }
+    return item ? { kind, server, upstream, name: item.name as string, clientName, item } : undefined;
+  }
+
+  /** Forgets what `server` listed (its list changed, or it left). */
+  invalidate(server: string, kind?: ItemKind): void {
+    for (const k of kind ? [kind] : (['tools', 'prompts'] as const)) this.entries.delete(`${k}\u0000${server}`);
+  }
+
+  /** Forgets everything. Idempotent. */
+  close(): void {
+    this.entries.clear();
+  }
+
+  private load(kind: ItemKind, upstream: Upstream, refresh: boolean): Promise<Entry> {
+    const key = `${kind}\u0000${upstream.id}`;
+    const entry = this.entries.get(key);
+    if (entry && !refresh && entry.generation === upstream.generation) return Promise.resolve(entry);
+    let pending = this.loading.get(key);
+    if (!pending) {
+      pending = this.fetch(kind, upstream).finally(() => this.loading.delete(key));
+      this.loading.set(key, pending);
+    }
+    return pending;
+  }
+
+  private async fetch(kind: ItemKind, upstream: Upstream): Promise<Entry> {
+    const spec = SPECS[kind];
+    const generation = upstream.generation;
+    const items = new Map<string, Record<string, unknown>>();
+    const seen = new Set<string>();
+    let cursor: string | undefined;
+    for (let page = 0; page < this.options.maxPages; page++) {
+      const result = (await upstream.request(spec.method, cursor === undefined ? undefined : { cursor }, spec.schema as never)) as Record<string, unknown>;
+      for (const item of result[spec.field] as Record<string, unknown>[]) items.set(this.options.names.encode(upstream.id, item.name as string), item);
+      const next = result.nextCursor as string | undefined;
+      if (next === undefined || seen.has(next)) break;
+      seen.add(next);
+      cursor = next;
+    }
+    if (upstream.generation !== generation) throw new ProxyError(ErrorCodes.UPSTREAM_UNAVAILABLE, `upstream ${upstream.id} reconnected`);
+    const entry: Entry = { items, generation, at: this.now() };
+    this.entries.set(`${kind}\u0000${upstream.id}`, entry);
+    this.options.logger.debug({ server: upstream.id, list: kind, items: items.size }, 'item catalog fetched');
+    return entry;
+  }
+}

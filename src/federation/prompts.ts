@@ -1,0 +1,53 @@
+// Federated prompts, shared by all sessions: get = route to the owner, resource content namespaced; completion of a prompt's argument routed likewise.
+import type { TimeoutsConfig } from '../config/schema.js';
+import { CompleteResult, GetPromptResult, Methods, withoutHopFields, type CompleteResultT, type GetPromptResultT } from '../protocol.js';
+import type { CallRelay, CallsInFlight } from './calls-in-flight.js';
+import { namespacedContent } from './content-uris.js';
+import type { FoundItem } from './item-catalog.js';
+import type { CompleteParams, OperationTrace } from './resources.js';
+import { jsonLength, withoutProgressToken } from './tools.js';
+import type { UriCodec } from './uri.js';
+
+/** The shared parts prompt operations use. */
+export interface PromptsDeps {
+  uris: UriCodec;
+  calls: CallsInFlight;
+  timeouts: () => TimeoutsConfig;
+}
+
+/** The federation's prompts. Holds no per-session state. */
+export class FederatedPrompts {
+  constructor(private readonly deps: PromptsDeps) {}
+
+  /** `prompts/get` of `found`: its messages, with resource links and embedded resources namespaced. */
+  async get(found: FoundItem, params: Record<string, unknown>, relay: CallRelay, trace?: OperationTrace): Promise<GetPromptResultT> {
+    const { upstream, server } = found;
+    const timeouts = this.deps.timeouts();
+    const upstreamParams = { ...withoutProgressToken(params), name: found.name };
+    const result = await this.deps.calls.during(server, relay, () =>
+      upstream.call(Methods.getPrompt, upstreamParams, GetPromptResult, {
+        signal: relay.signal,
+        principal: relay.principal,
+        timeoutMs: timeouts.callMs,
+        maxTotalMs: timeouts.callMaxMs,
+        onProgress: relay.onProgress,
+        key: `${found.kind}\u0000${found.name}\u0000${trace?.argumentsSha256 ?? ''}`,
+      }),
+    );
+    const encode = (uri: string) => this.deps.uris.encode(server, uri);
+    const out = {
+      ...withoutHopFields(result),
+      messages: result.messages.map((m) => ('content' in m ? { ...m, content: namespacedContent(m.content, encode) } : m)),
+    };
+    if (trace) trace.bytes = jsonLength(out);
+    return out;
+  }
+
+  /** `completion/complete` for a `ref/prompt`, at the prompt's owner under its own name. */
+  async complete(params: CompleteParams, found: FoundItem, signal?: AbortSignal, principal?: string): Promise<CompleteResultT> {
+    const { upstream } = found;
+    if (!upstream.supports('completions')) return { completion: { values: [], hasMore: false } };
+    const upstreamParams: Record<string, unknown> = { ...params, ref: { ...params.ref, name: found.name } };
+    return withoutHopFields(await upstream.request(Methods.complete, upstreamParams, CompleteResult, signal, principal));
+  }
+}

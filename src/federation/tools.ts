@@ -1,0 +1,94 @@
+// Federated tools (and the merged tool and prompt lists), shared by all sessions: list = walk every upstream; call = route to the owner, answer intact with resource URIs namespaced.
+import type { TimeoutsConfig } from '../config/schema.js';
+import { CallToolResult, Methods, withoutHopFields, type CallToolResultT } from '../protocol.js';
+import { withHint } from './cache-hint.js';
+import type { CallRelay, CallsInFlight } from './calls-in-flight.js';
+import { namespacedContent } from './content-uris.js';
+import type { FoundItem, ItemKind } from './item-catalog.js';
+import { Lister, type ListAudience } from './listing.js';
+import { LIST_FIELDS } from './page-walker.js';
+import type { ListResult, OperationTrace } from './resources.js';
+import type { UriCodec } from './uri.js';
+
+/** The shared parts tool calls and item lists use. */
+export interface ToolsDeps {
+  /** The URIs clients see (resource links in results are encoded with it). */
+  uris: UriCodec;
+  lister: Lister;
+  calls: CallsInFlight;
+  timeouts: () => TimeoutsConfig;
+}
+
+/**
+ * The federation's tools. Holds no per-session state: the caller's progress and messages travel
+ * with each call ({@link CallRelay}).
+ */
+export class FederatedTools {
+  constructor(private readonly deps: ToolsDeps) {}
+
+  /** `tools/list` or `prompts/list`: one merged downstream page, with client names. */
+  async list(kind: ItemKind, cursor: string | undefined, signal?: AbortSignal, audience?: ListAudience, trace?: OperationTrace): Promise<ListResult> {
+    const page = await this.deps.lister.page(kind, cursor, signal, audience);
+    if (trace) {
+      trace.returned = page.items.length;
+      trace.filtered = page.filtered;
+    }
+    const result: ListResult = { [LIST_FIELDS[kind]]: page.items, ...Lister.meta(page.incomplete) };
+    if (page.nextCursor !== undefined) result.nextCursor = page.nextCursor;
+    return withHint(result, page.hint);
+  }
+
+  /**
+   * `tools/call` of `found` with the client's `params` (its `name` replaced by the upstream's, its
+   * progress token kept at the proxy): the result comes back as the upstream gave it (`content`,
+   * `structuredContent`, `isError`, `_meta`), with resource links and embedded resources namespaced.
+   */
+  async call(found: FoundItem, params: Record<string, unknown>, relay: CallRelay, trace?: OperationTrace): Promise<CallToolResultT> {
+    const { upstream, server } = found;
+    const timeouts = this.deps.timeouts();
+    const upstreamParams = { ...withoutProgressToken(params), name: found.name };
+    const result = await this.deps.calls.during(server, relay, () =>
+      upstream.call(Methods.callTool, upstreamParams, CallToolResult, {
+        signal: relay.signal,
+        principal: relay.principal,
+        timeoutMs: timeouts.callMs,
+        maxTotalMs: timeouts.callMaxMs,
+        onProgress: relay.onProgress,
+        key: `${found.kind}\u0000${found.name}\u0000${trace?.argumentsSha256 ?? ''}`,
+      }),
+    );
+    const out: Record<string, unknown> = { ...withoutHopFields(result) };
+    if (Array.isArray(out.content)) out.content = namespacedContent(out.content, (uri) => this.deps.uris.encode(server, uri));
+    if (trace) {
+      trace.bytes = jsonLength(out);
+      if (out.isError === true) trace.toolError = true;
+    }
+    return out;
+  }
+}
+
+/**
+ * The client's params as sent upstream: without its `_meta.progressToken` (the upstream gets the
+ * proxy's own) and without reserved `io.modelcontextprotocol/*` `_meta` keys (the client's own hop:
+ * its revision and envelope are not the proxy's towards the upstream).
+ */
+export function withoutProgressToken(params: Record<string, unknown>): Record<string, unknown> {
+  const meta = params._meta as Record<string, unknown> | undefined;
+  if (!meta || typeof meta !== 'object') return params;
+  const keys = Object.keys(meta);
+  const kept = keys.filter((k) => k !== 'progressToken' && !k.startsWith(RESERVED_META_PREFIX));
+  if (kept.length === keys.length) return params;
+  const { _meta: _drop, ...others } = params;
+  return kept.length > 0 ? { ...others, _meta: Object.fromEntries(kept.map((k) => [k, meta[k]])) } : others;
+}
+
+const RESERVED_META_PREFIX = 'io.modelcontextprotocol/';
+
+/** Characters of `value` as JSON (what a result weighs in the audit record). */
+export function jsonLength(value: unknown): number {
+  try {
+    return JSON.stringify(value)?.length ?? 0;
+  } catch {
+    return 0;
+  }
+}
