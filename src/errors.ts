@@ -158,7 +158,7 @@ export function toJsonRpcError(err: unknown, ctx: ErrorContext = {}): JsonRpcErr
       return new JsonRpcError(JsonRpc.SERVER_ERROR, 'Rate limit exceeded', { retryAfterMs: (err as ProxyError).details?.retryAfterMs });
     case ErrorCodes.UNKNOWN_ITEM: {
       const details = (err as ProxyError).details;
-      return invalidParams(`Unknown ${details?.kind === 'prompt' ? 'prompt' : 'tool'}: ${String(details?.name ?? '')}`);
+      return invalidParams(`Unknown ${details?.kind === 'prompt' ? 'prompt' : 'tool'}: ${typeof details?.name === 'string' ? details.name : ''}`);
     }
     case ErrorCodes.RESPONSE_TOO_LARGE:
       return new JsonRpcError(JsonRpc.INTERNAL_ERROR, (err as ProxyError).message, { limit: (err as ProxyError).details?.limit });

@@ -101,7 +101,7 @@ export const EmptyResult = z.custom<Record<string, unknown>>(isObject, 'invalid 
 export function notificationCoalesceKey(sent: object): string | undefined {
   const message = sent as { method?: unknown; params?: unknown };
   if (message.method === Methods.listChanged || message.method === Methods.toolsListChanged || message.method === Methods.promptsListChanged) {
-    return message.method as string;
+    return message.method;
   }
   if (message.method !== Methods.updated) return undefined;
   const uri = (message.params as { uri?: unknown } | undefined)?.uri;

@@ -659,7 +659,7 @@ function outcomeOf(err: unknown): AuditOutcome {
 function policyItem(kind: ItemKind, item: Record<string, unknown>): PolicyItem {
   const clientName = typeof item.name === 'string' ? item.name : '';
   const meta = item._meta as Record<string, unknown> | undefined;
-  const name = typeof meta?.[META_UPSTREAM_NAME] === 'string' ? (meta[META_UPSTREAM_NAME] as string) : clientName;
+  const name = typeof meta?.[META_UPSTREAM_NAME] === 'string' ? meta[META_UPSTREAM_NAME] : clientName;
   return { kind: kind === 'tools' ? 'tool' : 'prompt', name, clientName, annotations: annotationsOf(item) };
 }
 
@@ -673,6 +673,7 @@ function canonicalArguments(args: unknown): string {
   try {
     return canonicalize(args);
   } catch {
+    // eslint-disable-next-line @typescript-eslint/no-unnecessary-condition -- JSON.stringify returns undefined for undefined and functions; its type says string
     return JSON.stringify(args) ?? 'null';
   }
 }

@@ -113,6 +113,7 @@ export class ItemCatalog {
     const seen = new Set<string>();
     let cursor: string | undefined;
     for (let page = 0; page < this.options.maxPages; page++) {
+      // eslint-disable-next-line @typescript-eslint/no-unnecessary-type-assertion -- the list's schema is picked per kind at run time
       const result = (await upstream.request(spec.method, cursor === undefined ? undefined : { cursor }, spec.schema as never)) as Record<string, unknown>;
       for (const item of result[spec.field] as Record<string, unknown>[]) items.set(this.options.names.encode(upstream.id, item.name as string), item);
       const next = result.nextCursor as string | undefined;

@@ -87,6 +87,7 @@ const RESERVED_META_PREFIX = 'io.modelcontextprotocol/';
 /** Characters of `value` as JSON (what a result weighs in the audit record). */
 export function jsonLength(value: unknown): number {
   try {
+    // eslint-disable-next-line @typescript-eslint/no-unnecessary-condition -- JSON.stringify returns undefined for undefined and functions; its type says string
     return JSON.stringify(value)?.length ?? 0;
   } catch {
     return 0;

@@ -41,7 +41,7 @@ const POLICY = {
 
 describe('tools under policy and audit (stdio, raw wire)', () => {
   it('answers a denied tool byte for byte as an unknown one, never calls the upstream, and records every call, denial and limit', async () => {
-    await using dir = new TempDir();
+    using dir = new TempDir();
     const auditFile = dir.file('audit.jsonl');
     const upstreamLog = dir.file('fx.log');
     await using wire = new WireSession(
@@ -103,7 +103,7 @@ describe('tools under policy and audit (stdio, raw wire)', () => {
   });
 
   it('N answered calls leave N verifiable records after SIGKILL; with audit.arguments the canonical arguments are kept', async () => {
-    await using dir = new TempDir();
+    using dir = new TempDir();
     const auditFile = dir.file('audit.jsonl');
     const proxy = await ProxyProcess.start({
       servers: { fx: tools('fx', dir.file('fx.log')) },
@@ -130,7 +130,7 @@ const ROLES = { erin: ['eng'], sam: ['support'], olga: [] as string[] };
 
 describe('tools under policy over HTTP', () => {
   it('randomized principals x tools x actions through real clients agree with decide(), with zero mismatches; a reload re-decides and announces list_changed', async () => {
-    await using dir = new TempDir();
+    using dir = new TempDir();
     const gateway = new (class extends HttpGatewayProcess {
       file = '';
       async start(config: unknown) {

@@ -53,7 +53,7 @@ const suite = suiteResource(async (): Promise<Suite> => {
   const failed = started.find((s) => s.status === 'rejected');
   if (failed) {
     await all[Symbol.asyncDispose]();
-    throw (failed as PromiseRejectedResult).reason;
+    throw failed.reason;
   }
   const [proxy, everything] = values as [ProxyProcess, DirectClient];
   const log = (name: string) => {
@@ -263,7 +263,7 @@ describe('tools and prompts through the gateway (SDK v2 client, 2026-07-28)', ()
 
 describe('list changes', () => {
   it('relays an upstream tools/list_changed and the new tool is callable at once; an upstream going away is announced', async () => {
-    await using dir = new TempDir();
+    using dir = new TempDir();
     await using proxy = await ProxyProcess.start({
       servers: { two: tools('two', dir.file('two.log')) },
       listChanged: { coalesceMs: 200 },
@@ -297,7 +297,7 @@ describe('list changes', () => {
 
 describe('tool call timeouts and both transports', () => {
   it('times a silent call out after timeouts.callMs (cancelled upstream), while progress keeps a longer call alive', async () => {
-    await using dir = new TempDir();
+    using dir = new TempDir();
     await using proxy = await ProxyProcess.start({
       servers: { two: tools('two', dir.file('two.log')) },
       timeouts: { callMs: 1500, callMaxMs: 60_000 },
@@ -323,7 +323,7 @@ describe('tool call timeouts and both transports', () => {
   });
 
   it('over HTTP: a 2025 session gets its progress on the POST stream, a 2026 request its result', async () => {
-    await using dir = new TempDir();
+    using dir = new TempDir();
     const token = 'tools-http-token-0123456789abcdef';
     await using gateway = await HttpGatewayProcess.serve(
       dir.writeConfig({
