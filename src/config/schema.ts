@@ -7,6 +7,7 @@ import { AuthSchema, StdioCallerSchema } from './schema/auth.js';
 import { AuditSchema } from './schema/audit.js';
 import { checkPolicyServers, PolicySchema } from './schema/policy.js';
 import { LimitsSchema } from './schema/limits.js';
+import { BridgeSchema } from './schema/bridge.js';
 
 export {
   StdioServerSchema,
@@ -47,6 +48,7 @@ export {
   type PolicyRuleConfig,
 } from './schema/policy.js';
 export { RateLimitSchema, CompletionLimitSchema, LimitsSchema, type RateLimitConfig, type CompletionLimitConfig, type LimitsConfig } from './schema/limits.js';
+export { BridgeSchema, type BridgeConfig } from './schema/bridge.js';
 
 /** `false` written for a block means the block is off: validated as if it were left out (a reload tells the two apart). */
 const offAsAbsent = <T>(v: T | false | undefined): T | undefined => (v === false ? undefined : v);
@@ -102,6 +104,8 @@ export const ConfigSchema = z
      * file says `limits: false` or `limits: []`. Default: none.
      */
     limits: z.preprocess((v: unknown) => (v === false ? [] : v), LimitsSchema.default({ reads: [], completions: [] })),
+    /** Bounds on requests an upstream makes back to the user, bridged across eras. Default: see {@link BridgeSchema}. */
+    bridge: BridgeSchema.default(BridgeSchema.parse({})),
   })
   .transform((c, ctx) => {
     if (c.servers && c.mcpServers) {

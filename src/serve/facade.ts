@@ -1,5 +1,14 @@
 // One SDK low-level Server per downstream session: capabilities, handlers, and the error boundary.
-import { Server, type AuthInfo, type BaseContext, type ServerContext, type ServerCapabilities, type Transport } from '@modelcontextprotocol/server';
+import {
+  CLIENT_CAPABILITIES_META_KEY,
+  Server,
+  type AuthInfo,
+  type BaseContext,
+  type ClientCapabilities,
+  type ServerContext,
+  type ServerCapabilities,
+  type Transport,
+} from '@modelcontextprotocol/server';
 import { z } from 'zod';
 import { ErrorCodes, invalidParams, ProxyError, toJsonRpcError, type ErrorContext } from '../errors.js';
 import type { Logger } from '../logger.js';
@@ -10,6 +19,8 @@ import type { Session } from '../federation/sessions.js';
 import { restoreLegacyNotFound } from '../eras/rev2025.js';
 import { stripNotFoundMark, withCacheFields } from '../eras/rev2026.js';
 import { installDispatch } from '../wire/dispatch.js';
+import type { BridgeDownstream, InputBridge } from '../eras/input-bridge.js';
+import type { CallRelay } from '../federation/relay.js';
 import { callerOf } from './request-caller.js';
 
 import type { Era } from '../eras/claim.js';
@@ -31,10 +42,12 @@ export interface FacadeOptions {
   serverInfo: { name: string; version: string };
   /** The era this instance serves (an SDK entry pins one per connection). Default: `legacy`. */
   era?: Era;
+  /** Relays upstreams' requests for user input to this session's caller. Default: none (the upstream is refused). */
+  bridge?: InputBridge;
 }
 
-/** The request context handlers receive (the signal, and the request's own caller over HTTP). */
-type Ctx = { mcpReq: { signal: AbortSignal }; http?: { authInfo?: AuthInfo } };
+/** The request context handlers receive (the signal, the retry fields, and the request's own caller over HTTP). */
+type Ctx = Pick<BaseContext, 'mcpReq'> & { http?: { authInfo?: AuthInfo } };
 
 const ListParams = z.looseObject({ cursor: z.string().optional() });
 const UriParams = z.looseObject({ uri: z.string() });
@@ -114,8 +127,12 @@ export function createFacadeServer(options: FacadeOptions): Server {
     );
   list('resources', 'resources/list');
   list('templates', 'resources/templates/list');
+  /** The relay of one request that may ask its caller for input (see `eras/input-bridge.ts`). */
+  const relayOf = (ctx: Ctx, by: Caller): CallRelay | undefined => options.bridge?.relayFor(downstreamOf(server, era, ctx, by));
   handle('resources/read', UriParams, (params, ctx) =>
-    boundary('resources/read', { uri: params.uri }, who(ctx), async (caller) => cacheable(await gate.read(caller, params.uri, ctx.mcpReq.signal))),
+    boundary('resources/read', { uri: params.uri }, who(ctx), async (caller) =>
+      cacheable(await gate.read(caller, params.uri, ctx.mcpReq.signal, relayOf(ctx, caller))),
+    ),
   );
   handle('resources/subscribe', UriParams, (params, ctx) =>
     boundary('resources/subscribe', { uri: params.uri }, who(ctx), async (caller) => {
@@ -136,6 +153,32 @@ export function createFacadeServer(options: FacadeOptions): Server {
   );
   answerInvalidParams(server);
   return server;
+}
+
+/**
+ * The downstream side of one request for the bridge: a 2025 client is asked on the request's own
+ * stream (`ctx.mcpReq.send`), a 2026 client's capabilities and retry fields come with the request.
+ */
+function downstreamOf(server: Server, era: Era, ctx: Ctx, caller: Caller): BridgeDownstream {
+  const req = ctx.mcpReq;
+  if (era === 'modern') {
+    const state = req.requestState<unknown>();
+    return {
+      era,
+      caller,
+      capabilities: (req.envelope as Record<string, unknown> | undefined)?.[CLIENT_CAPABILITIES_META_KEY] as ClientCapabilities | undefined,
+      signal: req.signal,
+      inputResponses: req.inputResponses,
+      requestState: typeof state === 'string' ? state : undefined,
+    };
+  }
+  return {
+    era,
+    caller,
+    capabilities: server.getClientCapabilities(),
+    signal: req.signal,
+    ask: (request, options) => req.send(request as never, options) as Promise<Record<string, unknown>>,
+  };
 }
 
 type RequestHandler = (request: unknown, extra: unknown) => Promise<unknown>;

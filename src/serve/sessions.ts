@@ -8,6 +8,7 @@ import type { SubscriptionRelay } from '../federation/subscriptions.js';
 import type { Logger } from '../logger.js';
 import { createFacadeServer } from './facade.js';
 import type { Era } from '../eras/claim.js';
+import type { InputBridge } from '../eras/input-bridge.js';
 import type { CallerIdentity, DownstreamSession, SessionOptions } from './proxy-types.js';
 
 /** Options of {@link SessionOpener}. */
@@ -19,6 +20,8 @@ export interface SessionOpenerOptions {
   serverInfo: { name: string; version: string };
   /** Who a session acts for when its options name nobody: the stdio caller of the config. */
   defaultCaller: CallerIdentity;
+  /** Relays upstreams' requests for user input to the caller whose call caused them. Default: none. */
+  bridge?: InputBridge;
 }
 
 /** The session of stateless requests: it never subscribes (2026 has no resources/subscribe) nor hears anything. */
@@ -40,13 +43,13 @@ export class SessionOpener {
 
   /** A Server for one stateless request (see `Proxy.statelessServer`). */
   stateless(era: Era, caller: Caller): Server {
-    const { gate, logger, serverInfo } = this.options;
-    return createFacadeServer({ gate, caller, session: STATELESS, logger, serverInfo, era });
+    const { gate, logger, serverInfo, bridge } = this.options;
+    return createFacadeServer({ gate, caller, session: STATELESS, logger, serverInfo, era, ...(bridge ? { bridge } : {}) });
   }
 
   /** Opens one downstream session (see `Proxy.openSession`). */
   open(sessionOptions: SessionOptions = {}): DownstreamSession {
-    const { gate, sessions, relay, logger, serverInfo } = this.options;
+    const { gate, sessions, relay, logger, serverInfo, bridge } = this.options;
     const servers = this.servers;
     let current: Server | undefined;
     let open = true;
@@ -93,7 +96,7 @@ export class SessionOpener {
         identity = { ...next, session: id };
       },
       createServer(era) {
-        const server = createFacadeServer({ gate, caller, session, logger, serverInfo, era });
+        const server = createFacadeServer({ gate, caller, session, logger, serverInfo, era, ...(bridge ? { bridge } : {}) });
         current = server;
         servers.add(server);
         server.onclose = () => {

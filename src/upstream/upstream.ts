@@ -40,6 +40,37 @@ export interface UpstreamOptions {
   reconnect?: { initialDelayMs: number; maxDelayMs: number };
   /** Source of jitter in [0, 1). Default: Math.random. */
   random?: () => number;
+  /**
+   * Answers what upstreams ask during a call (see {@link SERVER_REQUEST_METHODS}); with it the gateway
+   * declares elicitation, sampling and roots to upstreams. Default: none (nothing declared, asked: method not found).
+   */
+  serverRequests?: ServerRequestHandler;
+}
+
+/** What the gateway declares to upstreams when it relays their requests for input. */
+const RELAYING_CAPABILITIES = { elicitation: { form: {}, url: {} }, sampling: {}, roots: {} };
+
+/** A request an upstream sends to the gateway during one of its calls (2025-11-25: elicitation, sampling, roots). */
+export interface ServerRequest {
+  method: string;
+  params?: Record<string, unknown> | undefined;
+}
+
+/**
+ * Answers an upstream's {@link ServerRequest}: the result for the upstream, or a throw (a JSON-RPC
+ * error to it, e.g. a declined request). `signal` aborts when the upstream cancels it or goes away.
+ */
+export type ServerRequestHandler = (upstream: Upstream, request: ServerRequest, signal: AbortSignal) => Promise<Record<string, unknown>>;
+
+/** The requests an upstream may make to the gateway, each relayed to the caller whose call caused it. */
+export const SERVER_REQUEST_METHODS = ['elicitation/create', 'sampling/createMessage', 'roots/list'] as const;
+
+/** Per-call options of {@link Upstream.request} beyond the signal and principal. */
+export interface RequestExtras {
+  /** Hand a 2026-07-28 `input_required` result back as it is (else the SDK would answer it itself). */
+  allowInputRequired?: boolean;
+  /** Added to `timeoutMs`: time the upstream spends waiting for the user is not its own slowness. */
+  extraTimeoutMs?: number;
 }
 
 /** The result schema shape `request` validates against: any zod schema. */
@@ -123,7 +154,15 @@ export class Upstream {
     /** Why each transport failed, in order: the first is the one configured or preferred. */
     const failures: string[] = [];
     for (const candidate of this.options.transportFactory(this.id, this.config, this.options.logger, this.options.limits)) {
-      const client = new Client(this.options.clientInfo, { capabilities: {}, versionNegotiation: { mode: negotiationMode(this.config.protocol) } });
+      const serverRequests = this.options.serverRequests;
+      const capabilities = serverRequests ? RELAYING_CAPABILITIES : {};
+      const client = new Client(this.options.clientInfo, { capabilities, versionNegotiation: { mode: negotiationMode(this.config.protocol) } });
+      if (serverRequests) {
+        for (const method of SERVER_REQUEST_METHODS) {
+          client.setRequestHandler(method, ((request: ServerRequest, ctx: { mcpReq: { signal: AbortSignal } }) =>
+            serverRequests(this, { method, params: request.params }, ctx.mcpReq.signal)) as never);
+        }
+      }
       this.connectingClient = client;
       let attempted: unknown;
       try {
@@ -256,20 +295,29 @@ export class Upstream {
    * (the caller's signal), RESPONSE_TOO_LARGE, or UPSTREAM_ERROR with `details.rpcCode`.
    * `principal` is who the request is for: slots are shared fairly across principals (see {@link FairQueue}).
    */
-  async request<T>(method: string, params: Record<string, unknown> | undefined, schema: ResultSchema<T>, signal?: AbortSignal, principal?: string): Promise<T> {
+  async request<T>(
+    method: string,
+    params: Record<string, unknown> | undefined,
+    schema: ResultSchema<T>,
+    signal?: AbortSignal,
+    principal?: string,
+    extras?: RequestExtras,
+  ): Promise<T> {
     const client = this.client;
     if (this.status !== 'ready' || client === undefined) {
       throw new ProxyError(ErrorCodes.UPSTREAM_UNAVAILABLE, `upstream ${this.id} is not connected`);
     }
     const timeoutMs = this.config.timeoutMs;
+    const extraMs = extras?.extraTimeoutMs ?? 0;
     const key = typeof params?.uri === 'string' ? params.uri : method;
     // The deadline counts from now, queue wait included: a request that waited is given what is
     // left of it when it starts, and one still waiting at its deadline fails without being sent.
     const deadline = performance.now() + timeoutMs;
     const send = () => {
       signal?.throwIfAborted(); // cancelled while it waited: never sent
-      const timeout = Math.max(1, Math.round(deadline - performance.now()));
-      return client.request({ method, params } as never, schema, signal ? { signal, timeout } : { timeout });
+      const timeout = Math.max(1, Math.round(deadline - performance.now())) + extraMs; // the queue wait is never extended
+      const allow = extras?.allowInputRequired === true ? { allowInputRequired: true } : {};
+      return client.request({ method, params } as never, schema, signal ? { signal, timeout, ...allow } : { timeout, ...allow });
     };
     try {
       return await this.queue.run(key, send, deadline, this.queuedTimeout, principal);
