@@ -39,6 +39,8 @@ export class HeldCall {
   constructor(
     /** Who the call is for: its state only opens for them. */
     readonly principal: string,
+    /** Told once when the call ends, however it ends (answered, failed, cancelled, expired). */
+    private readonly onEnd: () => void = () => undefined,
   ) {}
 
   /** The signal the upstream call runs under. */
@@ -132,5 +134,6 @@ export class HeldCall {
     this.pending.clear();
     this.asked.clear();
     this.wake?.();
+    this.onEnd();
   }
 }

@@ -236,7 +236,8 @@ export class InputBridge {
    * `heldCallTtlMs`) and the whole call by `timeoutMs + heldCallTtlMs`.
    */
   private launch<T>(downstream: BridgeDownstream, upstream: Upstream, call: UpstreamCall<T>): Flight {
-    const flight: Flight = { call: new HeldCall(downstream.caller.principal), downstream, upstream, subject: call };
+    // A call that ends while held (the upstream failed or went away) frees its place at once.
+    const flight: Flight = { call: new HeldCall(downstream.caller.principal, () => this.untrack(flight)), downstream, upstream, subject: call };
     this.track(flight);
     const extraTimeoutMs = this.options.config.heldCallTtlMs;
     let deadline: NodeJS.Timeout | undefined;
