@@ -241,15 +241,17 @@ export class InputBridge {
     this.track(flight);
     const extraTimeoutMs = this.options.config.heldCallTtlMs;
     let deadline: NodeJS.Timeout | undefined;
+    // Armed when the request leaves the queue (a queued one is failed by the queue's own deadline).
+    const onSent = (remainingMs: number) => {
+      deadline = setTimeout(() => {
+        if (flight.call.asking || flight.call.settled) return;
+        this.drop(flight, new ProxyError(ErrorCodes.UPSTREAM_TIMEOUT, `upstream ${upstream.id} timed out`, { details: { server: upstream.id } }));
+      }, remainingMs);
+      deadline.unref?.();
+    };
     flight.call.start((signal) =>
-      upstream.request(call.method, call.params, call.schema, signal, call.principal, { extraTimeoutMs }).finally(() => clearTimeout(deadline)),
+      upstream.request(call.method, call.params, call.schema, signal, call.principal, { extraTimeoutMs, onSent }).finally(() => clearTimeout(deadline)),
     );
-    // Armed after the request is queued, so the queue's own deadline for it fires first.
-    deadline = setTimeout(() => {
-      if (flight.call.asking || flight.call.settled) return;
-      this.drop(flight, new ProxyError(ErrorCodes.UPSTREAM_TIMEOUT, `upstream ${upstream.id} timed out`, { details: { server: upstream.id } }));
-    }, upstream.config.timeoutMs);
-    deadline.unref?.();
     return flight;
   }
 

@@ -69,8 +69,10 @@ export const SERVER_REQUEST_METHODS = ['elicitation/create', 'sampling/createMes
 export interface RequestExtras {
   /** Hand a 2026-07-28 `input_required` result back as it is (else the SDK would answer it itself). */
   allowInputRequired?: boolean;
-  /** Added to `timeoutMs`: time the upstream spends waiting for the user is not its own slowness. */
+  /** Added to `timeoutMs` once the request is sent: time the upstream spends waiting for the user is not its own slowness. */
   extraTimeoutMs?: number;
+  /** Told when the request leaves the queue, with what is left of `timeoutMs` (its caller's own deadline starts then). */
+  onSent?: (remainingMs: number) => void;
 }
 
 /** The result schema shape `request` validates against: any zod schema. */
@@ -315,7 +317,9 @@ export class Upstream {
     const deadline = performance.now() + timeoutMs;
     const send = () => {
       signal?.throwIfAborted(); // cancelled while it waited: never sent
-      const timeout = Math.max(1, Math.round(deadline - performance.now())) + extraMs; // the queue wait is never extended
+      const remaining = Math.max(1, Math.round(deadline - performance.now()));
+      const timeout = remaining + extraMs; // the queue wait is never extended
+      extras?.onSent?.(remaining);
       const allow = extras?.allowInputRequired === true ? { allowInputRequired: true } : {};
       return client.request({ method, params } as never, schema, signal ? { signal, timeout, ...allow } : { timeout, ...allow });
     };
