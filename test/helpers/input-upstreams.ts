@@ -35,10 +35,26 @@ export interface InputUpstreamLog {
   unsolicitedDone: ReturnType<typeof counter>;
   /** Makes the upstream (its latest connection) ask on its own, outside any call. */
   askUnsolicited: () => void;
+  /** Makes every `giveup://` read stop waiting for its answer and fail. */
+  giveUp: () => void;
+  /** Hit when a `giveup://` read has given up. */
+  gaveUp: ReturnType<typeof counter>;
 }
 
 export function newInputLog(): InputUpstreamLog {
-  return { cancelled: counter(), reads: counter(), unsolicited: [], unsolicitedDone: counter(), askUnsolicited: () => undefined };
+  let giveUp!: () => void;
+  const gaveUpNow = new Promise<void>((resolve) => (giveUp = resolve));
+  const log: InputUpstreamLog & { gaveUpNow: Promise<void> } = {
+    cancelled: counter(),
+    reads: counter(),
+    unsolicited: [],
+    unsolicitedDone: counter(),
+    askUnsolicited: () => undefined,
+    giveUp,
+    gaveUp: counter(),
+    gaveUpNow,
+  };
+  return log;
 }
 
 const errorText = (err: unknown) => `error: ${err instanceof Error ? err.message : String(err)}`;
@@ -67,6 +83,13 @@ export function legacyInputUpstream(log: InputUpstreamLog): LegacyServer {
       if (uri.startsWith('ask:')) {
         const r = await server.elicitInput({ mode: 'form', message: 'Your name?', requestedSchema: NAME_SCHEMA }, related);
         return text(uri, r.action === 'accept' ? `hello ${String(r.content?.name)}` : `no name (${r.action})`);
+      }
+      if (uri.startsWith('giveup:')) {
+        const asked = server.elicitInput({ mode: 'form', message: 'Your name?', requestedSchema: NAME_SCHEMA }, related);
+        asked.catch(() => undefined);
+        await Promise.race([asked, (log as InputUpstreamLog & { gaveUpNow: Promise<void> }).gaveUpNow]);
+        log.gaveUp.hit();
+        throw new Error('gave up waiting');
       }
       if (uri.startsWith('twice:')) {
         const a = await server.elicitInput({ mode: 'form', message: 'First name?', requestedSchema: NAME_SCHEMA }, related);

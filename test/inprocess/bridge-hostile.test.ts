@@ -34,6 +34,14 @@ const codeOf = async (p: Promise<unknown>) => {
   return [e.code, e.message.replace(/^MCP error -?\d+: /, '')];
 };
 
+/** Resolves on the first turn of the event loop where `done()` holds (no timer involved); gives up after a million turns. */
+async function turnsUntil(done: () => boolean): Promise<void> {
+  for (let turns = 0; !done(); turns++) {
+    if (turns > 1_000_000) throw new Error('never happened');
+    await new Promise((resolve) => setImmediate(resolve));
+  }
+}
+
 /** Timers fired by the test, not by time. */
 function manualTimers() {
   const armed = new Set<() => void>();
@@ -155,6 +163,24 @@ describe('bounds on held calls', () => {
     // Ada's held call still resumes, and frees her slot.
     expect((await leg(ada, 'old+ask://1', held.requestState, { 'input-1': accept('Ada') })).contents?.[0]?.text).toBe('hello Ada');
     expect(rig.proxy.bridge.stats()).toEqual({ inFlight: 1, held: 1 }); // Mallory's
+  });
+
+  it('a held call whose upstream call ends on its own frees its principal’s slot', async () => {
+    const { rig, log } = await start({ config: { bridge: { maxHeldCallsPerPrincipal: 1 } } });
+    await using _ = rig;
+    const ada = await rig.modernClient(ADA, ELICIT);
+    const held = await leg(ada, 'old+giveup://x');
+    expect(rig.proxy.bridge.stats()).toEqual({ inFlight: 1, held: 1 });
+    log.giveUp();
+    await within(log.gaveUp.until(1), 'the upstream to give up');
+    // Its answer arrives on its own, with nobody retrying: re-checked each turn of the event loop, no timer.
+    await within(
+      turnsUntil(() => rig.proxy.bridge.stats().held === 0),
+      'the ended call to free its slot',
+    );
+    expect(rig.proxy.bridge.stats()).toEqual({ inFlight: 0, held: 0 });
+    expect((await leg(ada, 'twin+ask://1')).resultType).toBe('input_required');
+    expect(await codeOf(leg(ada, 'old+giveup://x', held.requestState, { 'input-1': accept('Ada') }))).toEqual(INVALID);
   });
 
   it('a state of an earlier round is refused once the call moved on', async () => {
