@@ -28,6 +28,12 @@ export const ErrorCodes = {
   RESPONSE_TOO_LARGE: 'RESPONSE_TOO_LARGE',
   /** No tool or prompt by that name (unknown, on an unavailable upstream, or denied); `details.kind` and `details.name` say which. */
   UNKNOWN_ITEM: 'UNKNOWN_ITEM',
+  /**
+   * An upstream's request for user input (elicitation, sampling, roots) was declined by the gateway:
+   * the calling client lacks the capability, the era does not carry it, or no calling session owns
+   * it; `details.method` and `details.reason` say which.
+   */
+  INPUT_DECLINED: 'INPUT_DECLINED',
 } as const;
 
 /** `error.data` key marking an upstream answer the proxy refused for its size (set by the proxy, never relayed as such). */
@@ -162,9 +168,19 @@ export function toJsonRpcError(err: unknown, ctx: ErrorContext = {}): JsonRpcErr
     }
     case ErrorCodes.RESPONSE_TOO_LARGE:
       return new JsonRpcError(JsonRpc.INTERNAL_ERROR, (err as ProxyError).message, { limit: (err as ProxyError).details?.limit });
+    case ErrorCodes.INPUT_DECLINED:
+      return inputDeclined((err as ProxyError).message, (err as ProxyError).details);
     default:
       return new JsonRpcError(JsonRpc.INTERNAL_ERROR, 'Internal error');
   }
+}
+
+/**
+ * The answer to a declined request for user input, to a client or to the upstream that asked:
+ * `-32600` with a one-line reason, `data: { method, reason }`.
+ */
+export function inputDeclined(message: string, details?: Record<string, unknown>): JsonRpcError {
+  return new JsonRpcError(JsonRpc.INVALID_REQUEST, message, { method: details?.method, reason: details?.reason });
 }
 
 /** `-32602` with `message` as is (one line naming the field, e.g. `Invalid params: uri: …`). */

@@ -28,6 +28,7 @@ import { RateLimiter } from './access/rate-limiter.js';
 import { openAuditLog, type AuditLog } from './audit/log.js';
 import { SessionOpener } from './serve/sessions.js';
 import { serveConnection } from './serve/stdio.js';
+import { InputBridge } from './eras/input-bridge.js';
 import type { CallerIdentity, Connection, Proxy } from './serve/proxy-types.js';
 
 export type { CallerIdentity, Connection, DownstreamSession, Proxy, SessionOptions } from './serve/proxy-types.js';
@@ -52,6 +53,10 @@ export interface ProxyOptions {
   now?: () => number;
   /** Arms the `list.firstWaitMs` timer of each list request. Default: setTimeout. */
   listTimer?: SetTimer;
+  /** Arms held-call expiry (`bridge.heldCallTtlMs`). Default: setTimeout. */
+  bridgeTimer?: SetTimer;
+  /** Wall clock (ms) for the expiry of sealed input states. Default: Date.now. */
+  wallClock?: () => number;
 }
 
 const SERVER_INFO = { name: 'mcp-federate', version: VERSION };
@@ -66,9 +71,18 @@ const SERVER_INFO = { name: 'mcp-federate', version: VERSION };
  */
 export function createProxy(options: ProxyOptions): Proxy {
   const { config, logger } = options;
+  // Upstreams' requests for user input go to the caller whose call caused them (audited by the gate, made below).
+  const bridge: InputBridge = new InputBridge({
+    config: config.bridge,
+    logger,
+    audit: (r): Promise<void> => gate.relayedInput(r.caller, { ...r, allow: r.decision === 'allow' }),
+    ...(options.bridgeTimer ? { setTimer: options.bridgeTimer } : {}),
+    ...(options.wallClock ? { now: options.wallClock } : {}),
+  });
   const pool = new UpstreamPool(
     config,
     {
+      serverRequests: bridge.serverRequest,
       transportFactory: options.transportFactory ?? defaultTransportFactory,
       limits: { maxDepth: config.wire.maxDepth },
       logger,
@@ -155,7 +169,7 @@ export function createProxy(options: ProxyOptions): Proxy {
     return { tools: has('tools'), prompts: has('prompts') };
   };
   const defaultCaller: CallerIdentity = { principal: config.stdio.principal, roles: config.stdio.roles, transport: 'stdio' };
-  const opener = new SessionOpener({ gate, sessions, relay, logger, serverInfo: SERVER_INFO, defaultCaller, offers });
+  const opener = new SessionOpener({ gate, sessions, relay, logger, serverInfo: SERVER_INFO, defaultCaller, offers, bridge });
   const connections = new Set<Connection>();
   let closing: Promise<void> | undefined;
 
@@ -167,6 +181,7 @@ export function createProxy(options: ProxyOptions): Proxy {
     relay,
     sessions,
     gate,
+    bridge,
     start,
     reload(next) {
       gate.reload(rulesOf(next));
@@ -195,6 +210,7 @@ export function createProxy(options: ProxyOptions): Proxy {
       closing ??= (async () => {
         await Promise.allSettled([...connections].map((c) => c.close()));
         await opener.closeServers();
+        bridge.close(); // held calls are cancelled upstream before the upstreams close
         sessions.close();
         await relay.close();
         lister.close();

@@ -5,7 +5,7 @@ import { canonicalize } from '../audit/jcs.js';
 import type { FederatedTools } from '../federation/tools.js';
 import type { FederatedPrompts } from '../federation/prompts.js';
 import type { FoundItem, ItemCatalog, ItemKind } from '../federation/item-catalog.js';
-import type { CallRelay } from '../federation/calls-in-flight.js';
+import type { CallContext } from '../federation/calls-in-flight.js';
 import type { NameCodec } from '../uri/names.js';
 import { META_UPSTREAM_NAME, type CallToolResultT, type GetPromptResultT } from '../protocol.js';
 import type { Logger } from '../logger.js';
@@ -16,6 +16,7 @@ import type { Session } from '../federation/sessions.js';
 import type { IssuedUris } from '../federation/issued-uris.js';
 import { NAMESPACE_DELIMITER, type NamespacedUri, type UriCodec } from '../federation/uri.js';
 import type { CompleteResultT, ReadResultT } from '../protocol.js';
+import type { CallRelay, InputRequiredResult } from '../federation/relay.js';
 import { noopAuditLog, type AuditEntry, type AuditLog, type AuditOutcome } from '../audit/log.js';
 import type { Caller } from '../caller.js';
 import { normalizeUri } from '../uri/normalize-uri.js';
@@ -204,8 +205,11 @@ export class AccessGate {
     return kept.length === items.length ? result : { ...result, [field]: kept };
   }
 
-  /** `resources/read`: rate limited, decided, then read (through the cache). */
-  read(caller: Caller, uri: string, signal?: AbortSignal): Promise<ReadResultT> {
+  /**
+   * `resources/read`: rate limited, decided, then read (through the cache). `relay` carries the call
+   * upstream (the bridge, when the caller may be asked for input): the answer may then be `input_required`.
+   */
+  read(caller: Caller, uri: string, signal?: AbortSignal, relay?: CallRelay): Promise<ReadResultT | InputRequiredResult> {
     const trace: OperationTrace = {};
     const limited = this.rules.limiter.take(caller);
     if (!limited.ok) {
@@ -213,7 +217,7 @@ export class AccessGate {
       return this.recorded(caller, 'resources/read', uri, trace, RATE_LIMITED, 'rate_limited', this.now()).then(() => Promise.reject(error));
     }
     return this.decided(caller, 'resources/read', 'read', uri, trace, async (target) =>
-      this.scoped(await this.options.resources.read(target, signal, trace, caller.principal)),
+      this.scoped(await this.options.resources.read(target, signal, trace, caller.principal, relay)),
     );
   }
 
@@ -359,13 +363,13 @@ export class AccessGate {
    * its annotations), then called. A denied tool is answered exactly as an unknown one, with no
    * upstream call.
    */
-  callTool(caller: Caller, params: Record<string, unknown> & { name: string }, relay: CallRelay): Promise<CallToolResultT> {
+  callTool(caller: Caller, params: Record<string, unknown> & { name: string }, relay: CallContext): Promise<CallToolResultT> {
     const parts = this.itemParts();
     return this.itemCall(caller, 'tools', params, (found, trace) => parts.tools.call(found, params, relay, trace));
   }
 
   /** `prompts/get`: as {@link callTool}, with the action `get`. */
-  getPrompt(caller: Caller, params: Record<string, unknown> & { name: string }, relay: CallRelay): Promise<GetPromptResultT> {
+  getPrompt(caller: Caller, params: Record<string, unknown> & { name: string }, relay: CallContext): Promise<GetPromptResultT> {
     const parts = this.itemParts();
     return this.itemCall(caller, 'prompts', params, (found, trace) => parts.prompts.get(found, params, relay, trace));
   }
@@ -579,6 +583,29 @@ export class AccessGate {
     } catch {
       return { allow: false, rule: 'error' }; // an evaluation error is a deny
     }
+  }
+
+  /**
+   * Records one request for user input (`elicitation/create`, `sampling/createMessage`, `roots/list`)
+   * that an upstream made during a call of `caller`'s, as relayed to it or declined: who was asked
+   * and how it ended (`accept`, `decline`, `cancel`, `ok`, `denied`), never what was asked or answered.
+   * `subject` is what the call was about in the upstream's terms (recorded as `upstreamUri` for reads).
+   */
+  relayedInput(
+    caller: Caller,
+    input: { method: string; server: string; callMethod: string; subject: string; allow: boolean; rule: string; outcome: AuditOutcome; durationMs: number },
+  ): Promise<void> {
+    if (this.options.audit === noopAuditLog) return Promise.resolve();
+    return this.options.audit.recordBatched({
+      caller,
+      method: input.method,
+      server: input.server,
+      ...(input.callMethod === 'resources/read' ? { uri: this.options.uris.encode(input.server, input.subject), upstreamUri: input.subject } : {}),
+      decision: input.allow ? 'allow' : 'deny',
+      rule: input.rule,
+      outcome: input.outcome,
+      durationMs: Math.max(0, Math.round(input.durationMs * 1000) / 1000),
+    });
   }
 
   /** With a policy in force, what one caller got is not for another: the hint becomes private. */

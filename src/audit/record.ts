@@ -19,9 +19,11 @@ export type AuditDecision = 'allow' | 'deny';
 
 /**
  * How the access ended: `ok`, `tool_error` (a tool answered `isError: true`), `not_found`, `denied`, `rate_limited`, `timeout`, `cancelled`, or
- * `error:<code>` with the error's stable code (`error:UPSTREAM_ERROR`).
+ * `error:<code>` with the error's stable code (`error:UPSTREAM_ERROR`). A relayed elicitation ends
+ * as the user's answer: `accept`, `decline` or `cancel`.
  */
-export type AuditOutcome = 'ok' | 'tool_error' | 'not_found' | 'denied' | 'rate_limited' | 'timeout' | 'cancelled' | `error:${string}`;
+export type AuditOutcome =
+  'ok' | 'tool_error' | 'not_found' | 'denied' | 'rate_limited' | 'timeout' | 'cancelled' | 'accept' | 'decline' | 'cancel' | `error:${string}`;
 
 /** Whether the read cache answered: `hit`, `miss` (asked the upstream), or `bypass` (not cacheable). */
 export type AuditCacheUse = 'hit' | 'miss' | 'bypass';

@@ -9,6 +9,7 @@ import { checkPolicyServers, PolicySchema } from './schema/policy.js';
 import { LimitsSchema } from './schema/limits.js';
 import { TimeoutsSchema, ToolsSchema } from './schema/tools.js';
 import { prefixCollisions } from '../uri/names.js';
+import { BridgeSchema } from './schema/bridge.js';
 
 export {
   StdioServerSchema,
@@ -59,6 +60,7 @@ export {
   type LimitsConfig,
 } from './schema/limits.js';
 export { ToolsSchema, TimeoutsSchema, type ToolsConfig, type TimeoutsConfig } from './schema/tools.js';
+export { BridgeSchema, type BridgeConfig } from './schema/bridge.js';
 
 /** `false` written for a block means the block is off: validated as if it were left out (a reload tells the two apart). */
 const offAsAbsent = <T>(v: T | false | undefined): T | undefined => (v === false ? undefined : v);
@@ -118,6 +120,8 @@ export const ConfigSchema = z
     tools: ToolsSchema.default(ToolsSchema.parse({})),
     /** Tool call and prompt get timeouts. Default: see {@link TimeoutsSchema}. */
     timeouts: TimeoutsSchema.default(TimeoutsSchema.parse({})),
+    /** Bounds on requests an upstream makes back to the user, bridged across eras. Default: see {@link BridgeSchema}. */
+    bridge: BridgeSchema.default(BridgeSchema.parse({})),
   })
   .transform((c, ctx) => {
     if (c.servers && c.mcpServers) {

@@ -1,4 +1,5 @@
 // Read cache: single-flight upstream reads, reuse only where opted in or hinted, byte-bounded, TTL on an injected clock.
+import { isPersonal } from './relay.js';
 import { LRUCache } from 'lru-cache';
 import type { ReadResultT } from '../protocol.js';
 import { encodeUri } from './uri.js';
@@ -171,7 +172,7 @@ export class ReadCache {
  * (an MCP 2026-07-28 style `ttlMs` on the result); 0 for a `private` result or without either.
  */
 export function reuseWindow(operatorTtlMs: number, result: ReadResultT): number {
-  if (result.cacheScope === 'private') return 0;
+  if (result.cacheScope === 'private' || isPersonal(result)) return 0; // a question for one caller, or an answer made with one caller's input
   if (operatorTtlMs > 0) return operatorTtlMs;
   const hint = result.ttlMs;
   return typeof hint === 'number' && Number.isFinite(hint) && hint > 0 ? Math.floor(hint) : 0;

@@ -1,7 +1,7 @@
 // Tool calls and prompt gets in flight per upstream: where an upstream's log message during a call goes.
 
 /** What the caller of one call hears besides its answer. */
-export interface CallRelay {
+export interface CallContext {
   signal?: AbortSignal | undefined;
   /** Who the call is for (fair share of the upstream's slots). */
   principal?: string | undefined;
@@ -23,10 +23,10 @@ export interface CallRelay {
  * with several, or none, it goes to the log only: never to a caller it may not be about.
  */
 export class CallsInFlight {
-  private readonly byServer = new Map<string, Set<CallRelay>>();
+  private readonly byServer = new Map<string, Set<CallContext>>();
 
   /** Runs `call` with `relay` registered as in flight to `server`. */
-  async during<T>(server: string, relay: CallRelay, call: () => Promise<T>): Promise<T> {
+  async during<T>(server: string, relay: CallContext, call: () => Promise<T>): Promise<T> {
     let set = this.byServer.get(server);
     if (!set) this.byServer.set(server, (set = new Set()));
     set.add(relay);

@@ -1,7 +1,7 @@
 // Federated prompts, shared by all sessions: get = route to the owner, resource content namespaced; completion of a prompt's argument routed likewise.
 import type { TimeoutsConfig } from '../config/schema.js';
 import { CompleteResult, GetPromptResult, Methods, withoutHopFields, type CompleteResultT, type GetPromptResultT } from '../protocol.js';
-import type { CallRelay, CallsInFlight } from './calls-in-flight.js';
+import type { CallContext, CallsInFlight } from './calls-in-flight.js';
 import { namespacedContent } from './content-uris.js';
 import type { FoundItem } from './item-catalog.js';
 import type { CompleteParams, OperationTrace } from './resources.js';
@@ -20,7 +20,7 @@ export class FederatedPrompts {
   constructor(private readonly deps: PromptsDeps) {}
 
   /** `prompts/get` of `found`: its messages, with resource links and embedded resources namespaced. */
-  async get(found: FoundItem, params: Record<string, unknown>, relay: CallRelay, trace?: OperationTrace): Promise<GetPromptResultT> {
+  async get(found: FoundItem, params: Record<string, unknown>, relay: CallContext, trace?: OperationTrace): Promise<GetPromptResultT> {
     const { upstream, server } = found;
     const timeouts = this.deps.timeouts();
     const upstreamParams = { ...withoutProgressToken(params), name: found.name };

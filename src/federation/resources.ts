@@ -11,6 +11,7 @@ import type { Upstream } from '../upstream/upstream.js';
 import type { UpstreamPool } from '../upstream/pool.js';
 import type { NamespacedUri, UriCodec } from './uri.js';
 import { agedHint, hintOf, withHint, type CacheHint } from './cache-hint.js';
+import { isInputRequired, isPersonal, plainRelay, type CallRelay, type InputRequiredResult } from './relay.js';
 
 /** A downstream list result (resources or templates), ready to send. */
 export type ListResult = Record<string, unknown> & { nextCursor?: string };
@@ -86,17 +87,31 @@ export class FederatedResources {
    * `resources/read` of `target` (resolved once at the edge: its `uri` is sent upstream as it is):
    * route to the owner (through the cache when the upstream allows it) and rewrite every
    * `contents[].uri` into its namespace. A cached read is shared by concurrent callers, so one
-   * caller's cancel only ends its own wait.
+   * caller's cancel only ends its own wait. `relay` carries the call (default: straight upstream);
+   * an upstream that asks for input makes the answer an `input_required` result for the caller,
+   * which is never cached nor shared, and a retry that resumes one bypasses the cache.
    */
-  async read(target: NamespacedUri, signal?: AbortSignal, trace?: OperationTrace, principal?: string): Promise<ReadResultT> {
+  async read(
+    target: NamespacedUri,
+    signal?: AbortSignal,
+    trace?: OperationTrace,
+    principal?: string,
+    relay: CallRelay = plainRelay,
+  ): Promise<ReadResultT | InputRequiredResult> {
     const upstream = await this.route(target, trace);
     const cache = this.deps.cache;
-    let result: ReadResultT;
+    let result: ReadResultT | InputRequiredResult;
     let hint: CacheHint;
+    const call = (s: AbortSignal | undefined) =>
+      relay.send(upstream, { method: Methods.read, params: { uri: target.uri }, schema: ReadResult, subject: target.uri, signal: s, principal });
     try {
-      if (cache && upstream.config.cache) {
+      if (cache && upstream.config.cache && !relay.resuming) {
         const { server, uri: upstreamUri } = target;
-        const load = () => upstream.request(Methods.read, { uri: upstreamUri }, ReadResult, undefined, principal);
+        let mine = false;
+        const load = () => {
+          mine = true;
+          return call(undefined) as Promise<ReadResultT>;
+        };
         const c = this.deps.coherence;
         const hold = c && (() => c.hold(upstream, upstreamUri));
         const release = c && (() => c.release(server, upstreamUri));
@@ -104,14 +119,20 @@ export class FederatedResources {
         result = outcome.result;
         hint = agedHint(hintOf(result), outcome.ageMs, outcome.remainingMs);
         if (trace) trace.cache = outcome.hit ? 'hit' : 'miss';
+        // Another caller's read asked for that caller's input: this caller makes its own call.
+        if (isPersonal(result) && !mine) {
+          result = await call(signal);
+          if (trace) trace.cache = 'bypass';
+        }
       } else {
         if (trace) trace.cache = 'bypass';
-        result = await upstream.request(Methods.read, { uri: target.uri }, ReadResult, signal, principal);
-        hint = hintOf(result);
+        result = await call(signal);
+        hint = hintOf(result as ReadResultT);
       }
     } catch (err) {
       throw asNotFound(err, signal);
     }
+    if (isInputRequired(result)) return result;
     // Copy, never rewrite in place: the object may be cached, or the upstream's own (in-memory transports).
     if (trace) trace.bytes = sizeOf(result);
     // The upstream's hint, aged and capped by the entry it was served from, travels beside the result.

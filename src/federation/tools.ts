@@ -2,7 +2,7 @@
 import type { TimeoutsConfig } from '../config/schema.js';
 import { CallToolResult, Methods, withoutHopFields, type CallToolResultT } from '../protocol.js';
 import { withHint } from './cache-hint.js';
-import type { CallRelay, CallsInFlight } from './calls-in-flight.js';
+import type { CallContext, CallsInFlight } from './calls-in-flight.js';
 import { namespacedContent } from './content-uris.js';
 import type { FoundItem, ItemKind } from './item-catalog.js';
 import { Lister, type ListAudience } from './listing.js';
@@ -21,7 +21,7 @@ export interface ToolsDeps {
 
 /**
  * The federation's tools. Holds no per-session state: the caller's progress and messages travel
- * with each call ({@link CallRelay}).
+ * with each call ({@link CallContext}).
  */
 export class FederatedTools {
   constructor(private readonly deps: ToolsDeps) {}
@@ -43,7 +43,7 @@ export class FederatedTools {
    * progress token kept at the proxy): the result comes back as the upstream gave it (`content`,
    * `structuredContent`, `isError`, `_meta`), with resource links and embedded resources namespaced.
    */
-  async call(found: FoundItem, params: Record<string, unknown>, relay: CallRelay, trace?: OperationTrace): Promise<CallToolResultT> {
+  async call(found: FoundItem, params: Record<string, unknown>, relay: CallContext, trace?: OperationTrace): Promise<CallToolResultT> {
     const { upstream, server } = found;
     const timeouts = this.deps.timeouts();
     const upstreamParams = { ...withoutProgressToken(params), name: found.name };

@@ -1,8 +1,10 @@
 // One SDK low-level Server per downstream session: capabilities, handlers, and the error boundary.
 import {
+  CLIENT_CAPABILITIES_META_KEY,
   Server,
   type AuthInfo,
   type BaseContext,
+  type ClientCapabilities,
   type JSONRPCRequest,
   type Result,
   type ServerContext,
@@ -19,6 +21,8 @@ import type { Session } from '../federation/sessions.js';
 import { edgeOf } from '../eras/edges.js';
 import type { EraEdge, Era } from '../eras/era.js';
 import { installDispatch } from '../wire/dispatch.js';
+import { downstreamOf, type InputBridge } from '../eras/input-bridge.js';
+import type { CallRelay } from '../federation/relay.js';
 import { callerOf } from './request-caller.js';
 
 export type { Era };
@@ -40,6 +44,8 @@ export interface FacadeOptions {
   era?: Era;
   /** Which of tools and prompts this session is offered (some upstream may have them). Default: neither. */
   offers?: Offers;
+  /** Relays upstreams' requests for user input to this session's caller. Default: none (the upstream is refused). */
+  bridge?: InputBridge;
 }
 
 /** The kinds besides resources a session is offered (declared as capabilities, handled). */
@@ -48,11 +54,8 @@ export interface Offers {
   prompts: boolean;
 }
 
-/** The request context handlers receive (the signal, and the request's own caller over HTTP). */
-interface Ctx {
-  mcpReq: { signal: AbortSignal; _meta?: Record<string, unknown>; notify: (n: { method: string; params?: Record<string, unknown> }) => Promise<void> };
-  http?: { authInfo?: AuthInfo };
-}
+/** The request context handlers receive (the signal, progress token, retry fields, and the request's own caller over HTTP). */
+type Ctx = Pick<BaseContext, 'mcpReq'> & { http?: { authInfo?: AuthInfo } };
 
 const ListParams = z.looseObject({ cursor: z.string().optional() });
 const UriParams = z.looseObject({ uri: z.string() });
@@ -147,8 +150,10 @@ export function createFacadeServer(options: FacadeOptions): Server {
     );
   list('resources', 'resources/list');
   list('templates', 'resources/templates/list');
+  /** The relay of one request that may ask its caller for input (see `eras/input-bridge.ts`). */
+  const relayOf = (ctx: Ctx, by: Caller): CallRelay | undefined => options.bridge?.relayFor(downstreamOf(server, edge.era, ctx, by));
   handle('resources/read', UriParams, (params, ctx) =>
-    boundary('resources/read', params.uri, who(ctx), async (caller) => cacheable(await gate.read(caller, params.uri, ctx.mcpReq.signal))),
+    boundary('resources/read', params.uri, who(ctx), async (caller) => cacheable(await gate.read(caller, params.uri, ctx.mcpReq.signal, relayOf(ctx, caller)))),
   );
   handle('resources/subscribe', UriParams, (params, ctx) =>
     boundary('resources/subscribe', params.uri, who(ctx), async (caller) => {

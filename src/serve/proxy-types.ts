@@ -11,6 +11,7 @@ import type { SubscriptionRelay } from '../federation/subscriptions.js';
 import type { UriCodec } from '../federation/uri.js';
 import type { UpstreamPool } from '../upstream/pool.js';
 import type { Era } from '../eras/claim.js';
+import type { InputBridge } from '../eras/input-bridge.js';
 
 /** A running federation: one shared core, any number of downstream sessions. */
 export interface Proxy extends AsyncDisposable {
@@ -23,6 +24,8 @@ export interface Proxy extends AsyncDisposable {
   readonly sessions: SessionRegistry;
   /** The one decision point (policy, rate limits, audit) every session goes through. */
   readonly gate: AccessGate;
+  /** Upstreams' requests for user input, relayed to the caller whose call caused them (held calls, sealed states). */
+  readonly bridge: InputBridge;
   /**
    * Replaces policy and rate limits from a new configuration (SIGHUP); sessions stay, standing
    * subscriptions are decided again at their next delivery (for who each session is now), answers

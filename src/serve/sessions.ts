@@ -8,6 +8,7 @@ import type { Logger } from '../logger.js';
 import { createFacadeServer, type Offers } from './facade.js';
 import { edgeOf } from '../eras/edges.js';
 import type { Era } from '../eras/era.js';
+import type { InputBridge } from '../eras/input-bridge.js';
 import type { CallerIdentity, DownstreamSession, SessionOptions } from './proxy-types.js';
 
 /** Options of {@link SessionOpener}. */
@@ -21,6 +22,8 @@ export interface SessionOpenerOptions {
   defaultCaller: CallerIdentity;
   /** Which of tools and prompts a session opened now is offered. Default: neither. */
   offers?: () => Offers;
+  /** Relays upstreams' requests for user input to the caller whose call caused them. Default: none. */
+  bridge?: InputBridge;
 }
 
 /** The session of stateless requests: it never subscribes (2026 has no resources/subscribe) nor hears anything. */
@@ -42,13 +45,13 @@ export class SessionOpener {
 
   /** A Server for one stateless request (see `Proxy.statelessServer`). */
   stateless(era: Era, caller: Caller): Server {
-    const { gate, logger, serverInfo } = this.options;
-    return createFacadeServer({ gate, caller, session: STATELESS, logger, serverInfo, era, ...this.offered() });
+    const { gate, logger, serverInfo, bridge } = this.options;
+    return createFacadeServer({ gate, caller, session: STATELESS, logger, serverInfo, era, ...this.offered(), ...(bridge ? { bridge } : {}) });
   }
 
   /** Opens one downstream session (see `Proxy.openSession`). */
   open(sessionOptions: SessionOptions = {}): DownstreamSession {
-    const { gate, sessions, relay, logger, serverInfo } = this.options;
+    const { gate, sessions, relay, logger, serverInfo, bridge } = this.options;
     const servers = this.servers;
     const offered = () => this.offered();
     let current: Server | undefined;
@@ -104,7 +107,7 @@ export class SessionOpener {
         identity = { ...next, session: id };
       },
       createServer(era) {
-        const server = createFacadeServer({ gate, caller, session, logger, serverInfo, era, ...offered() });
+        const server = createFacadeServer({ gate, caller, session, logger, serverInfo, era, ...offered(), ...(bridge ? { bridge } : {}) });
         current = server;
         servers.add(server);
         server.onclose = () => {

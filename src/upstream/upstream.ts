@@ -41,6 +41,39 @@ export interface UpstreamOptions {
   reconnect?: { initialDelayMs: number; maxDelayMs: number };
   /** Source of jitter in [0, 1). Default: Math.random. */
   random?: () => number;
+  /**
+   * Answers what upstreams ask during a call (see {@link SERVER_REQUEST_METHODS}); with it the gateway
+   * declares elicitation, sampling and roots to upstreams. Default: none (nothing declared, asked: method not found).
+   */
+  serverRequests?: ServerRequestHandler;
+}
+
+/** What the gateway declares to upstreams when it relays their requests for input. */
+const RELAYING_CAPABILITIES = { elicitation: { form: {}, url: {} }, sampling: {}, roots: {} };
+
+/** A request an upstream sends to the gateway during one of its calls (2025-11-25: elicitation, sampling, roots). */
+export interface ServerRequest {
+  method: string;
+  params?: Record<string, unknown> | undefined;
+}
+
+/**
+ * Answers an upstream's {@link ServerRequest}: the result for the upstream, or a throw (a JSON-RPC
+ * error to it, e.g. a declined request). `signal` aborts when the upstream cancels it or goes away.
+ */
+export type ServerRequestHandler = (upstream: Upstream, request: ServerRequest, signal: AbortSignal) => Promise<Record<string, unknown>>;
+
+/** The requests an upstream may make to the gateway, each relayed to the caller whose call caused it. */
+export const SERVER_REQUEST_METHODS = ['elicitation/create', 'sampling/createMessage', 'roots/list'] as const;
+
+/** Per-call options of {@link Upstream.request} beyond the signal and principal. */
+export interface RequestExtras {
+  /** Hand a 2026-07-28 `input_required` result back as it is (else the SDK would answer it itself). */
+  allowInputRequired?: boolean;
+  /** Added to `timeoutMs` once the request is sent: time the upstream spends waiting for the user is not its own slowness. */
+  extraTimeoutMs?: number;
+  /** Told when the request leaves the queue, with what is left of `timeoutMs` (its caller's own deadline starts then). */
+  onSent?: (remainingMs: number) => void;
 }
 
 /** Progress an upstream reported for a long request. */
@@ -148,7 +181,15 @@ export class Upstream {
     /** Why each transport failed, in order: the first is the one configured or preferred. */
     const failures: string[] = [];
     for (const candidate of this.options.transportFactory(this.id, this.config, this.options.logger, this.options.limits)) {
-      const client = new Client(this.options.clientInfo, { capabilities: {}, versionNegotiation: { mode: negotiationMode(this.config.protocol) } });
+      const serverRequests = this.options.serverRequests;
+      const capabilities = serverRequests ? RELAYING_CAPABILITIES : {};
+      const client = new Client(this.options.clientInfo, { capabilities, versionNegotiation: { mode: negotiationMode(this.config.protocol) } });
+      if (serverRequests) {
+        for (const method of SERVER_REQUEST_METHODS) {
+          client.setRequestHandler(method, ((request: ServerRequest, ctx: { mcpReq: { signal: AbortSignal } }) =>
+            serverRequests(this, { method, params: request.params }, ctx.mcpReq.signal)) as never);
+        }
+      }
       this.connectingClient = client;
       let attempted: unknown;
       try {
@@ -275,8 +316,15 @@ export class Upstream {
    * (the caller's signal), RESPONSE_TOO_LARGE, or UPSTREAM_ERROR with `details.rpcCode`.
    * `principal` is who the request is for: slots are shared fairly across principals (see {@link FairQueue}).
    */
-  request<T>(method: string, params: Record<string, unknown> | undefined, schema: ResultSchema<T>, signal?: AbortSignal, principal?: string): Promise<T> {
-    return this.exchange(method, params, schema, signal, principal, undefined);
+  request<T>(
+    method: string,
+    params: Record<string, unknown> | undefined,
+    schema: ResultSchema<T>,
+    signal?: AbortSignal,
+    principal?: string,
+    extras?: RequestExtras,
+  ): Promise<T> {
+    return this.exchange(method, params, schema, signal, principal, undefined, extras);
   }
 
   /**
@@ -285,8 +333,8 @@ export class Upstream {
    * included), with the upstream's progress handed to `options.onProgress`. The upstream gets a
    * progress token of the proxy's own; the caller's never leaves the proxy.
    */
-  call<T>(method: string, params: Record<string, unknown>, schema: ResultSchema<T>, options: CallOptions): Promise<T> {
-    return this.exchange(method, params, schema, options.signal, options.principal, options);
+  call<T>(method: string, params: Record<string, unknown>, schema: ResultSchema<T>, options: CallOptions, extras?: RequestExtras): Promise<T> {
+    return this.exchange(method, params, schema, options.signal, options.principal, options, extras);
   }
 
   private async exchange<T>(
@@ -296,6 +344,7 @@ export class Upstream {
     signal: AbortSignal | undefined,
     principal: string | undefined,
     long: CallOptions | undefined,
+    extras: RequestExtras | undefined,
   ): Promise<T> {
     const client = this.client;
     if (this.status !== 'ready' || client === undefined) {
@@ -303,16 +352,20 @@ export class Upstream {
     }
     const timeoutMs = long ? long.timeoutMs : this.config.timeoutMs;
     const key = long?.key ?? (typeof params?.uri === 'string' ? params.uri : typeof params?.name === 'string' ? `${method}:${params.name}` : method);
+    const extraMs = extras?.extraTimeoutMs ?? 0;
     // The deadline counts from now, queue wait included: a request that waited is given what is
     // left of it when it starts, and one still waiting at its deadline fails without being sent.
     const deadline = performance.now() + timeoutMs;
     const send = () => {
       signal?.throwIfAborted(); // cancelled while it waited: never sent
-      const timeout = Math.max(1, Math.round(deadline - performance.now()));
-      const options: Record<string, unknown> = signal ? { signal, timeout } : { timeout };
+      const remaining = Math.max(1, Math.round(deadline - performance.now()));
+      extras?.onSent?.(remaining);
+      const options: Record<string, unknown> = { timeout: remaining + extraMs }; // the queue wait is never extended
+      if (signal) options.signal = signal;
+      if (extras?.allowInputRequired === true) options.allowInputRequired = true;
       if (long) {
-        options.timeout = timeoutMs;
-        options.maxTotalTimeout = Math.max(1, Math.round(long.maxTotalMs - (timeoutMs - timeout)));
+        options.timeout = timeoutMs + extraMs;
+        options.maxTotalTimeout = Math.max(1, Math.round(long.maxTotalMs - (timeoutMs - remaining))) + extraMs;
         options.resetTimeoutOnProgress = true;
         options.onprogress = long.onProgress ?? (() => undefined); // resets the timeout even when nobody listens
       }

@@ -105,7 +105,12 @@ export class HttpSessionTransport implements Transport {
       return;
     }
     const stream = this.stream;
-    if (!stream) return; // no GET stream open: a server-initiated message has nowhere to go (the spec allows dropping it)
+    if (!stream) {
+      // No GET stream open: a notification has nowhere to go (the spec allows dropping it); a request
+      // (a relayed elicitation) fails at once instead of waiting for an answer that cannot come.
+      if (m.method !== undefined && m.id !== undefined) throw new Error('no stream open to send a request on (the client has no GET stream)');
+      return;
+    }
     stream.write(`event: message\ndata: ${JSON.stringify(message)}\n\n`);
     if (stream.writableLength > this.options.maxQueuedBytes) {
       this.onerror?.(new Error(`GET stream dropped: the client is not reading (${stream.writableLength} bytes unsent)`));
