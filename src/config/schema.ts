@@ -7,6 +7,7 @@ import { AuthSchema, StdioCallerSchema } from './schema/auth.js';
 import { AuditSchema } from './schema/audit.js';
 import { checkPolicyServers, PolicySchema } from './schema/policy.js';
 import { LimitsSchema } from './schema/limits.js';
+import { MetricsSchema } from './schema/observe.js';
 
 export {
   StdioServerSchema,
@@ -46,6 +47,7 @@ export {
   type PolicyConfig,
   type PolicyRuleConfig,
 } from './schema/policy.js';
+export { MetricsSchema, type MetricsConfig } from './schema/observe.js';
 export { RateLimitSchema, CompletionLimitSchema, LimitsSchema, type RateLimitConfig, type CompletionLimitConfig, type LimitsConfig } from './schema/limits.js';
 
 /** `false` written for a block means the block is off: validated as if it were left out (a reload tells the two apart). */
@@ -102,6 +104,13 @@ export const ConfigSchema = z
      * file says `limits: false` or `limits: []`. Default: none.
      */
     limits: z.preprocess((v: unknown) => (v === false ? [] : v), LimitsSchema.default({ reads: [], completions: [] })),
+    /** Prometheus metrics and the `/metrics` endpoint. `false` turns metrics off. Default: on (see {@link MetricsSchema}). */
+    metrics: z.preprocess(
+      (v: unknown) => (v === false ? { enabled: false } : v),
+      MetricsSchema.default(() => MetricsSchema.parse({})),
+    ),
+    /** One info line per request (method, server, outcome, duration, principal, session; never contents or tokens). Default: true. */
+    accessLog: z.boolean().default(true),
   })
   .transform((c, ctx) => {
     if (c.servers && c.mcpServers) {

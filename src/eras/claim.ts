@@ -4,6 +4,9 @@ import { PROTOCOL_VERSION_META_KEY, type ProtocolEra } from '@modelcontextprotoc
 /** The protocol era a peer speaks: 2025-11-25 (`legacy`) or 2026-07-28 (`modern`); the SDK's own type. */
 export type Era = ProtocolEra;
 
+/** The revision of the legacy era. */
+export const LEGACY_REVISION = '2025-11-25';
+
 /** The revision of the modern era (the SDK exports no constant for it). */
 export const MODERN_REVISION = '2026-07-28';
 

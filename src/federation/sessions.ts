@@ -1,4 +1,5 @@
 // The live downstream sessions, and list_changed broadcast to all of them, coalesced.
+import type { Metrics } from '../observe/metrics.js';
 
 /** What the core may send to one downstream session. */
 export interface Session {
@@ -23,7 +24,11 @@ export class SessionRegistry {
   private timer: NodeJS.Timeout | undefined;
   private readonly listeners = new Set<() => void>();
 
-  constructor(private readonly coalesceMs: number) {}
+  constructor(
+    private readonly coalesceMs: number,
+    /** Told about list_changed sent and coalesced. Default: none. */
+    private readonly metrics?: Metrics,
+  ) {}
 
   /** Number of live sessions. */
   get size(): number {
@@ -47,10 +52,11 @@ export class SessionRegistry {
   /** Schedules one list_changed to every session (coalesced). */
   listChanged(): void {
     for (const l of this.listeners) l();
-    if (this.timer) return;
+    if (this.timer) return void this.metrics?.notification('list_changed', 'coalesced');
     this.timer = setTimeout(() => {
       this.timer = undefined;
       for (const s of this.sessions) s.sendListChanged();
+      if (this.metrics?.enabled) for (let i = 0; i < this.sessions.size; i++) this.metrics.notification('list_changed', 'sent');
     }, this.coalesceMs);
     this.timer.unref?.();
   }

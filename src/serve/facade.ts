@@ -12,7 +12,8 @@ import { stripNotFoundMark, withCacheFields } from '../eras/rev2026.js';
 import { installDispatch } from '../wire/dispatch.js';
 import { callerOf } from './request-caller.js';
 
-import type { Era } from '../eras/claim.js';
+import { LEGACY_REVISION, MODERN_REVISION, type Era } from '../eras/claim.js';
+import { traceDownstream } from '../observe/tracing.js';
 
 export type { Era };
 
@@ -34,7 +35,7 @@ export interface FacadeOptions {
 }
 
 /** The request context handlers receive (the signal, and the request's own caller over HTTP). */
-type Ctx = { mcpReq: { signal: AbortSignal }; http?: { authInfo?: AuthInfo } };
+type Ctx = { mcpReq: { signal: AbortSignal; id?: string | number }; http?: { authInfo?: AuthInfo } };
 
 const ListParams = z.looseObject({ cursor: z.string().optional() });
 const UriParams = z.looseObject({ uri: z.string() });
@@ -91,6 +92,7 @@ export function createFacadeServer(options: FacadeOptions): Server {
   const server: Server = new FacadeServer(options.serverInfo, era);
   // 2026 answers carry the proxy's cache hint as fields; 2025 ones never do.
   const cacheable = era === 'modern' ? withCacheFields : <T>(result: T): T => result;
+  const protocolVersion = era === 'modern' ? MODERN_REVISION : LEGACY_REVISION;
 
   /** The caller of one request: its own over HTTP, else the Server's. */
   const who = (ctx: Ctx): Caller => callerOf(ctx.http?.authInfo) ?? caller;
@@ -107,7 +109,9 @@ export function createFacadeServer(options: FacadeOptions): Server {
   // for <method>: …`): every params failure is then one -32602 format, and no request pays for the
   // SDK's full spec-schema parse.
   const handle = <P>(method: string, schema: z.ZodType<P>, fn: (params: P, ctx: Ctx) => Promise<Record<string, unknown>>) =>
-    server.setRequestHandler(method, { params: z.unknown() }, (raw, ctx) => fn(parseParams(schema, raw), ctx));
+    server.setRequestHandler(method, { params: z.unknown() }, (raw, ctx) =>
+      traceDownstream({ method, params: raw, id: ctx.mcpReq.id, session: () => who(ctx).session, protocolVersion }, () => fn(parseParams(schema, raw), ctx)),
+    );
   const list = (kind: 'resources' | 'templates', method: string) =>
     handle(method, ListParams, (params, ctx) =>
       boundary(method, {}, who(ctx), async (caller) => cacheable(await gate.list(caller, kind, params.cursor, ctx.mcpReq.signal))),

@@ -2,13 +2,14 @@
 import type { Server } from '@modelcontextprotocol/server';
 import type { Caller } from '../caller.js';
 import type { AccessGate } from '../access/gate.js';
-import { MODERN_REVISION } from '../eras/claim.js';
+import { LEGACY_REVISION, MODERN_REVISION } from '../eras/claim.js';
 import type { Session, SessionRegistry } from '../federation/sessions.js';
 import type { SubscriptionRelay } from '../federation/subscriptions.js';
 import type { Logger } from '../logger.js';
 import { createFacadeServer } from './facade.js';
 import type { Era } from '../eras/claim.js';
 import type { CallerIdentity, DownstreamSession, SessionOptions } from './proxy-types.js';
+import { noopMetrics, type Metrics, type SessionKind } from '../observe/metrics.js';
 
 /** Options of {@link SessionOpener}. */
 export interface SessionOpenerOptions {
@@ -19,6 +20,8 @@ export interface SessionOpenerOptions {
   serverInfo: { name: string; version: string };
   /** Who a session acts for when its options name nobody: the stdio caller of the config. */
   defaultCaller: CallerIdentity;
+  /** Told about sessions and listens opening and closing. Default: {@link noopMetrics}. */
+  metrics?: Metrics;
 }
 
 /** The session of stateless requests: it never subscribes (2026 has no resources/subscribe) nor hears anything. */
@@ -68,6 +71,13 @@ export class SessionOpener {
       },
       session: id,
     };
+    // Counted once: a listen (a session whose notifications go to a sink) when opened, a session at its first Server.
+    const metrics = this.options.metrics ?? noopMetrics;
+    let counted: { kind: SessionKind; listen: boolean } | undefined;
+    if (sessionOptions.sink && metrics.enabled) {
+      counted = { kind: { transport: caller.transport, era: MODERN_REVISION }, listen: true };
+      metrics.listen(counted.kind, 1);
+    }
     const sendUpdated = sessionOptions.sink?.sendUpdated ?? ((uri: string) => void current?.sendResourceUpdated({ uri }).catch(() => undefined));
     const session: Session = {
       id,
@@ -94,6 +104,10 @@ export class SessionOpener {
       },
       createServer(era) {
         const server = createFacadeServer({ gate, caller, session, logger, serverInfo, era });
+        if (!counted && open && metrics.enabled) {
+          counted = { kind: { transport: caller.transport, era: era === 'modern' ? MODERN_REVISION : LEGACY_REVISION }, listen: false };
+          metrics.session(counted.kind, 1);
+        }
         current = server;
         servers.add(server);
         server.onclose = () => {
@@ -120,6 +134,7 @@ export class SessionOpener {
       close() {
         if (!open) return;
         open = false;
+        if (counted) metrics[counted.listen ? 'listen' : 'session'](counted.kind, -1);
         sessions.delete(session);
         relay.releaseSession(session);
       },
