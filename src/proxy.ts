@@ -144,6 +144,7 @@ export function createProxy(options: ProxyOptions): Proxy {
   metrics.watch({
     upstreams: () => pool.upstreams.map((u) => ({ server: u.id, state: stateOf(u.status), failure: u.failure ? failureClass(u.failure.reason) : undefined })),
     cacheEntries: () => cache?.size ?? 0,
+    principalUse: () => relay.principalUse(),
   });
   sessions.onListChanged(() => lister.dropReadAhead()); // read-ahead from before a change is not reused
 

@@ -214,6 +214,11 @@ export class SubscriptionRelay {
     if (held?.size === 0) this.byPrincipal.delete(session.principal);
   }
 
+  /** Distinct URIs each principal holds now (for metrics). */
+  *principalUse(): Generator<{ limit: string; principal: string; used: number }> {
+    for (const [principal, held] of this.byPrincipal) yield { limit: 'subscriptions', principal, used: held.size };
+  }
+
   /** Distinct URIs `principal` holds now. */
   heldBy(principal: string): number {
     return this.byPrincipal.get(principal)?.size ?? 0;

@@ -42,8 +42,8 @@ export interface MetricSources {
   upstreams(): Iterable<{ server: string; state: UpstreamState; failure: FailureClass | undefined }>;
   /** Stored read-cache entries. */
   cacheEntries(): number;
-  /** Current use of each per-principal bound, per principal. */
-  principalUse?(): Iterable<{ limit: string; principal: string; used: number }>;
+  /** Current use of per-principal bounds (each part of the gateway that holds some adds its own). */
+  principalUse(): Iterable<{ limit: string; principal: string; used: number }>;
 }
 
 /**
@@ -67,8 +67,8 @@ export interface Metrics {
   session(kind: SessionKind, delta: 1 | -1): void;
   /** A downstream listen (2026 `subscriptions/listen`) opened (+1) or ended (-1). */
   listen(kind: SessionKind, delta: 1 | -1): void;
-  /** What gauges read when scraped. */
-  watch(sources: MetricSources): void;
+  /** What gauges read when scraped; each call adds to the sources (`principalUse` ones are summed, the others replaced). */
+  watch(sources: Partial<MetricSources>): void;
 }
 
 /** Metrics off: every call is a no-op. */

@@ -1,5 +1,6 @@
 // Metrics in the Prometheus text format through prom-client: one private registry per gateway, names after the OTel MCP conventions.
 import { collectDefaultMetrics, Counter, Gauge, Histogram, Registry } from 'prom-client';
+import { FastCounter, FastHistogram, type CounterSeries, type HistogramSeries } from './fast-series.js';
 import type { FailureClass, MetricSources, Metrics, RequestOutcome, RequestRecord, SessionKind, UpstreamState } from './metrics.js';
 
 /** Options of {@link createPrometheusMetrics}. */
@@ -45,44 +46,34 @@ export function createPrometheusMetrics(options: PrometheusOptions = {}): Promet
   const [registry] = registers as [Registry];
   if (options.processMetrics !== false) collectDefaultMetrics({ register: registry });
   const byPrincipal = options.principalLabel === true;
-  let sources: MetricSources | undefined;
+  let sources: Partial<MetricSources> = {};
+  const principalSources: MetricSources['principalUse'][] = [];
+  const principalUse = function* () {
+    for (const source of principalSources) yield* source();
+  };
 
-  const requests = new Counter({
-    name: 'mcp_federate_requests_total',
-    help: 'Downstream MCP requests by method, upstream server and outcome.',
-    labelNames: ['mcp_method_name', 'server', 'outcome'],
-    registers,
-  });
-  const duration = new Histogram({
-    name: 'mcp_server_operation_duration_seconds',
-    help: 'Duration of downstream MCP requests, decided and answered (OTel mcp.server.operation.duration).',
-    labelNames: ['mcp_method_name', 'server', 'outcome'],
-    buckets: DURATION_BUCKETS,
-    registers,
-  });
-  const upstreamDuration = new Histogram({
-    name: 'mcp_client_operation_duration_seconds',
-    help: 'Duration of requests to upstream MCP servers, queue wait included (OTel mcp.client.operation.duration).',
-    labelNames: ['mcp_method_name', 'server', 'outcome'],
-    buckets: DURATION_BUCKETS,
-    registers,
-  });
-  const decisions = new Counter({
-    name: 'mcp_federate_policy_decisions_total',
-    help: 'Access policy decisions by method and effect.',
-    labelNames: ['mcp_method_name', 'effect'],
-    registers,
-  });
+  // The per-request series: plain fields on the hot path (see fast-series.ts), read by the registry when scraped.
+  const requests = new FastCounter('mcp_federate_requests_total', 'Downstream MCP requests by method, upstream server and outcome.');
+  const duration = new FastHistogram(
+    'mcp_server_operation_duration_seconds',
+    'Duration of downstream MCP requests, decided and answered (OTel mcp.server.operation.duration).',
+    DURATION_BUCKETS,
+  );
+  const upstreamDuration = new FastHistogram(
+    'mcp_client_operation_duration_seconds',
+    'Duration of requests to upstream MCP servers, queue wait included (OTel mcp.client.operation.duration).',
+    DURATION_BUCKETS,
+  );
+  const decisions = new FastCounter('mcp_federate_policy_decisions_total', 'Access policy decisions by method and effect.');
+  const cacheReads = new FastCounter(
+    'mcp_federate_cache_reads_total',
+    'Reads by how they met the read cache: hit, miss, coalesced (joined a read in flight), bypass.',
+  );
+  for (const metric of [requests, duration, upstreamDuration, decisions, cacheReads]) registry.registerMetric(metric as never);
   const limited = new Counter({
     name: 'mcp_federate_rate_limited_total',
     help: 'Requests refused by a rate limit or a per-principal bound, by limit.',
     labelNames: byPrincipal ? ['limit', 'principal'] : ['limit'],
-    registers,
-  });
-  const cacheReads = new Counter({
-    name: 'mcp_federate_cache_reads_total',
-    help: 'Reads by how they met the read cache: hit, miss, coalesced (joined a read in flight), bypass.',
-    labelNames: ['server', 'result'],
     registers,
   });
   new Gauge({
@@ -90,7 +81,7 @@ export function createPrometheusMetrics(options: PrometheusOptions = {}): Promet
     help: 'Entries stored in the read cache.',
     registers,
     collect() {
-      this.set(sources?.cacheEntries() ?? 0);
+      this.set(sources.cacheEntries?.() ?? 0);
     },
   });
   const auditDuration = new Histogram({
@@ -134,7 +125,7 @@ export function createPrometheusMetrics(options: PrometheusOptions = {}): Promet
     registers,
     collect() {
       this.reset();
-      for (const u of sources?.upstreams() ?? []) for (const state of STATES) this.set({ server: u.server, state }, u.state === state ? 1 : 0);
+      for (const u of sources.upstreams?.() ?? []) for (const state of STATES) this.set({ server: u.server, state }, u.state === state ? 1 : 0);
     },
   });
   new Gauge({
@@ -144,7 +135,7 @@ export function createPrometheusMetrics(options: PrometheusOptions = {}): Promet
     registers,
     collect() {
       this.reset();
-      for (const u of sources?.upstreams() ?? []) this.set({ server: u.server }, u.state === 'up' ? 1 : 0);
+      for (const u of sources.upstreams?.() ?? []) this.set({ server: u.server }, u.state === 'up' ? 1 : 0);
     },
   });
   new Gauge({
@@ -164,21 +155,20 @@ export function createPrometheusMetrics(options: PrometheusOptions = {}): Promet
     registers,
     collect() {
       this.reset();
-      if (!sources?.principalUse) return;
       if (byPrincipal) {
-        for (const u of sources.principalUse()) this.inc({ limit: u.limit, principal: u.principal }, u.used);
+        for (const u of principalUse()) this.inc({ limit: u.limit, principal: u.principal }, u.used);
         return;
       }
       const sums = new Map<string, number>();
-      for (const u of sources.principalUse()) sums.set(u.limit, (sums.get(u.limit) ?? 0) + u.used);
+      for (const u of principalUse()) sums.set(u.limit, (sums.get(u.limit) ?? 0) + u.used);
       for (const [limit, used] of sums) this.set({ limit }, used);
     },
   });
 
   // Children cached by their label values: prom-client hashes the label object on every call otherwise.
-  const requestChildren = new Map<string, { count: Counter.Internal; time: Histogram.Internal<string>; decision: Counter.Internal }>();
-  const upstreamChildren = new Map<string, Histogram.Internal<string>>();
-  const cacheChildren = new Map<string, Counter.Internal>();
+  const requestSeries = new Map<string, { count: CounterSeries; time: HistogramSeries; decision: CounterSeries }>();
+  const upstreamSeries = new Map<string, HistogramSeries>();
+  const cacheSeries = new Map<string, CounterSeries>();
 
   return {
     enabled: true,
@@ -187,20 +177,24 @@ export function createPrometheusMetrics(options: PrometheusOptions = {}): Promet
     request(r: RequestRecord) {
       const server = r.server ?? '';
       const key = `${r.method}\0${server}\0${r.outcome}\0${r.effect}`;
-      let child = requestChildren.get(key);
-      if (!child) {
+      let series = requestSeries.get(key);
+      if (!series) {
         const labels = { mcp_method_name: r.method, server, outcome: r.outcome };
-        child = { count: requests.labels(labels), time: duration.labels(labels), decision: decisions.labels({ mcp_method_name: r.method, effect: r.effect }) };
-        requestChildren.set(key, child);
+        series = {
+          count: requests.series(key, labels),
+          time: duration.series(key, labels),
+          decision: decisions.series(`${r.method}\0${r.effect}`, { mcp_method_name: r.method, effect: r.effect }),
+        };
+        requestSeries.set(key, series);
       }
-      child.count.inc();
-      child.time.observe(r.durationMs / 1000);
-      child.decision.inc();
+      series.count.value++;
+      duration.observe(series.time, r.durationMs / 1000);
+      series.decision.value++;
       if (r.cache !== undefined) {
         const ck = `${server}\0${r.cache}`;
-        let c = cacheChildren.get(ck);
-        if (!c) cacheChildren.set(ck, (c = cacheReads.labels({ server, result: r.cache })));
-        c.inc();
+        let c = cacheSeries.get(ck);
+        if (!c) cacheSeries.set(ck, (c = cacheReads.series(ck, { server, result: r.cache })));
+        c.value++;
       }
       if (r.outcome === 'rate_limited') {
         const limit = limitOf(r.rule) ?? 'other';
@@ -209,9 +203,9 @@ export function createPrometheusMetrics(options: PrometheusOptions = {}): Promet
     },
     upstreamRequest(server: string, method: string, outcome: RequestOutcome, durationMs: number) {
       const key = `${method}\0${server}\0${outcome}`;
-      let child = upstreamChildren.get(key);
-      if (!child) upstreamChildren.set(key, (child = upstreamDuration.labels({ mcp_method_name: method, server, outcome })));
-      child.observe(durationMs / 1000);
+      let series = upstreamSeries.get(key);
+      if (!series) upstreamSeries.set(key, (series = upstreamDuration.series(key, { mcp_method_name: method, server, outcome })));
+      upstreamDuration.observe(series, durationMs / 1000);
     },
     upstreamStatus(server: string, state: UpstreamState | 'gone', failure: FailureClass | undefined) {
       if (state === 'gone') {
@@ -240,8 +234,9 @@ export function createPrometheusMetrics(options: PrometheusOptions = {}): Promet
     listen(kind: SessionKind, delta: 1 | -1) {
       listens.inc({ transport: kind.transport, era: kind.era }, delta);
     },
-    watch(next: MetricSources) {
-      sources = next;
+    watch(next: Partial<MetricSources>) {
+      if (next.principalUse) principalSources.push(next.principalUse);
+      sources = { ...sources, ...next };
     },
   };
 }

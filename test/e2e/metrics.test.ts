@@ -110,6 +110,7 @@ describe('Prometheus metrics', () => {
     expect(sample(m, 'mcp_federate_upstream_status', { server: 'fx', state: 'up' })).toBe(1);
     expect(sample(m, 'mcp_federate_upstream_status', { server: 'fx', state: 'down' })).toBe(0);
     expect(sample(m, 'mcp_federate_sessions', { transport: 'http', era: '2025-11-25' })).toBe(2);
+    expect(sample(m, 'mcp_federate_principal_limit_use', { limit: 'sessions' })).toBe(2); // alice's and bob's, summed: no principal label
     expect(sample(m, 'process_cpu_seconds_total', {})).toBeGreaterThan(0);
   });
 

@@ -103,6 +103,7 @@ export function createHttpEndpoint(options: HttpEndpointOptions): HttpEndpoint {
   const jwtNow = options.now ? () => options.now!().getTime() : () => Date.now();
   const identities = new LiveIdentities({ now: jwtNow });
   const bounds = new PrincipalBounds({ proxy, logger, http: config, ...(options.perPrincipal ? { wire: options.perPrincipal } : {}) });
+  proxy.metrics.watch({ principalUse: () => bounds.use() });
   const paths = { proxy, config, logger, identities, bounds, maxQueuedBytes: options.maxQueuedBytes, keepAliveMs: KEEP_ALIVE_MS };
   const legacy = new LegacySessions({ ...paths, clock });
   const modern = new ModernRequests(paths);
