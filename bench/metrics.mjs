@@ -58,11 +58,14 @@ async function start(variant) {
   return { client, pid: transport.pid };
 }
 
-const variants = [
+const ALL = [
   { name: 'off', metrics: false, nodeArgs: [] },
   { name: 'on', metrics: { listen: '127.0.0.1:0' }, nodeArgs: [] },
+  { name: 'on-noproc', metrics: { listen: '127.0.0.1:0', processMetrics: false }, nodeArgs: [] },
   { name: 'on+otel', metrics: { listen: '127.0.0.1:0' }, nodeArgs: ['--import', OTEL] },
 ];
+// BENCH_VARIANTS=off,on picks some.
+const variants = process.env.BENCH_VARIANTS ? ALL.filter((v) => process.env.BENCH_VARIANTS.split(',').includes(v.name)) : ALL;
 const handles = {};
 for (const v of variants) handles[v.name] = await start(v);
 const results = Object.fromEntries(variants.map((v) => [v.name, { rps: [], cpu: [] }]));
@@ -87,7 +90,7 @@ for (const v of variants) {
   const rps = median(results[v.name].rps);
   const cpu = median(results[v.name].cpu);
   lines.push(
-    `${v.name.padEnd(8)} ${rps.toFixed(0).padStart(6)} reads/s (${(rps / off.rps).toFixed(3)}x off)   ${cpu.toFixed(1).padStart(6)} µs CPU/read (${(cpu / off.cpu).toFixed(3)}x off)   rounds: ${results[v.name].rps.map((x) => x.toFixed(0)).join(' ')}`,
+    `${v.name.padEnd(10)} ${rps.toFixed(0).padStart(6)} reads/s (${(rps / off.rps).toFixed(3)}x off)   ${cpu.toFixed(1).padStart(6)} µs CPU/read (${(cpu / off.cpu).toFixed(3)}x off)   rounds: ${results[v.name].rps.map((x) => x.toFixed(0)).join(' ')}`,
   );
 }
 process.stdout.write(`${lines.join('\n')}\n`);

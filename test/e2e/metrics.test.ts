@@ -1,10 +1,11 @@
 // Prometheus metrics through the built CLI: a scripted run over HTTP, then the scrape counts what the run did; promtool parses the exposition.
 import { readFileSync } from 'node:fs';
+import { get as httpGet } from 'node:http';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { execa } from 'execa';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
-import { HttpGatewayProcess, upstreams, within } from './helpers.js';
+import { HttpGatewayProcess, ProxyProcess, upstreams, within } from './helpers.js';
 import { parseExposition, sample } from '../helpers/exposition.js';
 
 const TOKENS = { alice: 'alice-token-0123456789abcdef', bob: 'bob-token-0123456789abcdef' };
@@ -141,5 +142,38 @@ describe('Prometheus metrics', () => {
     const all = await execa('promtool', ['check', 'metrics'], { input: exposition, reject: false });
     expect([0, 3]).toContain(all.exitCode); // 3: lint findings only; 1 would be a parse error
     for (const finding of (all.stderr + all.stdout).split('\n').filter(Boolean)) expect(finding).toMatch(/^nodejs_active_\w+_total non-counter/);
+  });
+});
+
+describe('metrics of a stdio deployment (metrics.listen)', () => {
+  it('serves /metrics, /healthz and /readyz on their own port, counting the stdio session and its reads; nothing else there', async () => {
+    await using proxy = await ProxyProcess.start(
+      { servers: { fx: upstreams.fixture('--resources', '2') }, metrics: { listen: '127.0.0.1:0' } },
+      { logLevel: 'info' },
+    );
+    const listening = await within(
+      proxy.waitForLog((r) => r.msg === 'metrics listening'),
+      'the metrics listener',
+    );
+    const base = new URL(listening.url as string);
+    await proxy.client.readResource({ uri: 'fx+fixture://res/0' });
+    const res = await fetch(new URL('/metrics', base)); // loopback: no token needed (requireToken: auto)
+    expect(res.status).toBe(200);
+    const m = parseExposition(await res.text());
+    expect(sample(m, 'mcp_federate_requests_total', { mcp_method_name: 'resources/read', server: 'fx', outcome: 'ok' })).toBe(1);
+    expect(sample(m, 'mcp_federate_sessions', { transport: 'stdio', era: '2025-11-25' })).toBe(1);
+    expect((await fetch(new URL('/healthz', base))).status).toBe(200);
+    const ready = await fetch(new URL('/readyz', base));
+    expect(ready.status).toBe(200);
+    expect(await ready.json()).toEqual({ ready: true, upstreams: [{ server: 'fx', status: 'ready' }] });
+    expect((await fetch(new URL('/mcp', base))).status).toBe(404);
+    // DNS rebinding: a Host that is not the loopback listener's (fetch cannot set Host: node:http can).
+    const rebound = await new Promise<number>((resolve, reject) =>
+      httpGet({ host: base.hostname, port: base.port, path: '/metrics', headers: { host: 'evil.example' } }, (r) => resolve(r.resume().statusCode ?? 0)).on(
+        'error',
+        reject,
+      ),
+    );
+    expect(rebound).toBe(403);
   });
 });
