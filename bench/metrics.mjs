@@ -14,13 +14,13 @@ const N = { reads: Number(process.env.BENCH_READS ?? 5000), inFlight: 32, reps: 
 const TICKS_PER_SECOND = 100;
 
 const tmp = mkdtempSync(join(tmpdir(), 'mcp-federate-bench-metrics-'));
-/** A register file that loads the OTel Node SDK with a span processor that drops every span (the cost of tracing alone). */
+/** A register file that loads the OTel Node SDK as an operator would (batching), with an exporter that drops every span. */
 const OTEL = join(tmp, 'otel.mjs');
 writeFileSync(
   OTEL,
-  `import { NodeTracerProvider, SimpleSpanProcessor } from '${join(ROOT, 'node_modules/@opentelemetry/sdk-trace-node/build/src/index.js')}';
+  `import { NodeTracerProvider, BatchSpanProcessor } from '${join(ROOT, 'node_modules/@opentelemetry/sdk-trace-node/build/src/index.js')}';
 const drop = { export: (_spans, done) => done({ code: 0 }), shutdown: async () => {} };
-new NodeTracerProvider({ spanProcessors: [new SimpleSpanProcessor(drop)] }).register();
+new NodeTracerProvider({ spanProcessors: [new BatchSpanProcessor(drop)] }).register();
 `,
 );
 
@@ -60,6 +60,7 @@ async function start(variant) {
 
 const ALL = [
   { name: 'off', metrics: false, nodeArgs: [] },
+  { name: 'off-again', metrics: false, nodeArgs: [] }, // a second 'off': the noise floor between two identical gateways
   { name: 'on', metrics: { listen: '127.0.0.1:0' }, nodeArgs: [] },
   { name: 'on-noproc', metrics: { listen: '127.0.0.1:0', processMetrics: false }, nodeArgs: [] },
   { name: 'on+otel', metrics: { listen: '127.0.0.1:0' }, nodeArgs: ['--import', OTEL] },

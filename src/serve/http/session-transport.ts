@@ -16,6 +16,8 @@ export interface HttpSessionOptions {
   keepAliveMs: number;
   /** Called once when the session ends (DELETE, close(), or the server closing it). */
   onClosed?: () => void;
+  /** Called for each notification dropped: no GET stream open, or the stream dropped for not reading. Default: none. */
+  onDropped?: (method: string) => void;
 }
 
 const json = (res: ServerResponse, status: number, body: unknown, headers: Record<string, string>) =>
@@ -104,9 +106,10 @@ export class HttpSessionTransport implements Transport {
       return;
     }
     const stream = this.stream;
-    if (!stream) return; // no GET stream open: a server-initiated message has nowhere to go (the spec allows dropping it)
+    if (!stream) return void this.options.onDropped?.(m.method ?? ''); // no GET stream open: nowhere to go (the spec allows dropping it)
     stream.write(`event: message\ndata: ${JSON.stringify(message)}\n\n`);
     if (stream.writableLength > this.options.maxQueuedBytes) {
+      this.options.onDropped?.(m.method ?? '');
       this.onerror?.(new Error(`GET stream dropped: the client is not reading (${stream.writableLength} bytes unsent)`));
       stream.destroy();
     }
