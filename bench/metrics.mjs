@@ -61,7 +61,7 @@ async function start(variant) {
 const ALL = [
   { name: 'off', metrics: false, nodeArgs: [] },
   { name: 'off-again', metrics: false, nodeArgs: [] }, // a second 'off': the noise floor between two identical gateways
-  { name: 'on', metrics: { listen: '127.0.0.1:0' }, nodeArgs: [] },
+  { name: 'on', metrics: { listen: '127.0.0.1:0' }, nodeArgs: process.env.BENCH_PROF ? ['--cpu-prof', '--cpu-prof-dir', process.env.BENCH_PROF] : [] },
   { name: 'on-noproc', metrics: { listen: '127.0.0.1:0', processMetrics: false }, nodeArgs: [] },
   { name: 'on+otel', metrics: { listen: '127.0.0.1:0' }, nodeArgs: ['--import', OTEL] },
 ];
@@ -85,13 +85,14 @@ for (let rep = 0; rep < N.reps; rep++) {
 for (const v of variants) await handles[v.name].client.close();
 rmSync(tmp, { recursive: true, force: true });
 
-const off = { rps: median(results.off.rps), cpu: median(results.off.cpu) };
+const base = results[variants[0].name]; // ratios against the first variant run (normally off)
+const off = { rps: median(base.rps), cpu: median(base.cpu) };
 const lines = [`reads/s and proxy CPU per read (median of ${N.reps} alternating rounds of ${N.reads} uncached reads, ${N.inFlight} in flight, stdio)`];
 for (const v of variants) {
   const rps = median(results[v.name].rps);
   const cpu = median(results[v.name].cpu);
   lines.push(
-    `${v.name.padEnd(10)} ${rps.toFixed(0).padStart(6)} reads/s (${(rps / off.rps).toFixed(3)}x off)   ${cpu.toFixed(1).padStart(6)} µs CPU/read (${(cpu / off.cpu).toFixed(3)}x off)   rounds: ${results[v.name].rps.map((x) => x.toFixed(0)).join(' ')}`,
+    `${v.name.padEnd(10)} ${rps.toFixed(0).padStart(6)} reads/s (${(rps / off.rps).toFixed(3)}x base)   ${cpu.toFixed(1).padStart(6)} µs CPU/read (${(cpu / off.cpu).toFixed(3)}x base)   rounds: ${results[v.name].rps.map((x) => x.toFixed(0)).join(' ')}`,
   );
 }
 process.stdout.write(`${lines.join('\n')}\n`);
