@@ -4,6 +4,11 @@ import { context, propagation, trace } from '@opentelemetry/api';
 import { InMemorySpanExporter, NodeTracerProvider, SimpleSpanProcessor, type ReadableSpan } from '@opentelemetry/sdk-trace-node';
 import { Server } from '@modelcontextprotocol/sdk/server/index.js';
 import { ReadResourceRequestSchema } from '@modelcontextprotocol/sdk/types.js';
+import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
+import { Client } from '@modelcontextprotocol/sdk/client/index.js';
+import { HttpSchema } from '../../src/config/schema.js';
+import { createHttpEndpoint } from '../../src/serve/http/endpoint.js';
+import { createLogger } from '../../src/logger.js';
 import { startHarness, type Harness } from '../helpers/harness.js';
 
 const TRACE_ID = '4bf92f3577b34da6a3ce929d0e0e4736';
@@ -83,6 +88,33 @@ describe('OpenTelemetry traces', () => {
     expect(parentOf(upstream)).toBe(server.spanContext().spanId);
     expect(String(metas.at(-1)!.traceparent)).toContain(server.spanContext().traceId);
     await client.close();
+  });
+
+  it('over HTTP, a traceparent header is continued when the request carries none in _meta', async () => {
+    const endpoint = createHttpEndpoint({
+      proxy: h.proxy,
+      config: HttpSchema.parse({ port: 0 }),
+      logger: createLogger({ level: 'silent' }),
+      maxQueuedBytes: 1 << 20,
+      sweepEveryMs: 0,
+    });
+    const url = await endpoint.listen();
+    try {
+      const client = new Client({ name: 'http-traced', version: '1' });
+      await client.connect(new StreamableHTTPClientTransport(url, { requestInit: { headers: { traceparent: TRACEPARENT } } }));
+      exporter.reset();
+      await client.readResource({ uri: 'docs+file:///c.md' });
+      const spans = exporter.getFinishedSpans();
+      const server = spans.find((s) => s.kind === 1 && s.name === 'resources/read')!;
+      const upstream = spans.find((s) => s.kind === 2)!;
+      expect(server.spanContext().traceId).toBe(TRACE_ID);
+      expect(parentOf(server)).toBe(CLIENT_SPAN);
+      expect(parentOf(upstream)).toBe(server.spanContext().spanId);
+      expect(metas.at(-1)!.traceparent).toBe(`00-${TRACE_ID}-${upstream.spanContext().spanId}-01`);
+      await client.close();
+    } finally {
+      await endpoint.close();
+    }
   });
 
   it('no attribute of any span carries a denied URI; the denied read fails as not found, with no upstream span', async () => {
