@@ -68,11 +68,6 @@ export async function collectCatalog(proxy: Proxy, config: FederateConfig): Prom
   return { servers, resources, templates };
 }
 
-/** True when every enabled server is ready (the `ls` exit code is 0). */
-export function allReady(catalog: Catalog): boolean {
-  return catalog.servers.every((s) => s.status === 'ready' || s.status === 'disabled');
-}
-
 /**
  * The text form: status and counts per server (with a NAME column when some config key differs
  * from its id), then every namespaced resource URI and template.

@@ -18,6 +18,7 @@ import { isLoopback } from './serve/origin-host.js';
 import { prespawn } from './upstream/transports.js';
 import { showSettling } from './ls-progress.js';
 import { VERSION } from './version.js';
+import type { PrometheusMetrics } from './observe/prometheus.js';
 
 const USAGE = `Usage:
   mcp-federate [serve] [--config <file>] [--log-level <level>] [--log-file <file>]
@@ -27,8 +28,8 @@ const USAGE = `Usage:
       URL is logged ("listening"). A non-loopback host needs an "auth" block.
   mcp-federate ls [--json] [--config <file>] [--log-level <level>]
       Connect every upstream (each one's state on stderr as it settles, except with --json),
-      print the merged catalog, exit: 0 when every enabled upstream is ready, 1 when one is not
-      (its reason on stderr).
+      print the merged catalog, exit: 0 when ready as /readyz says (every required upstream ready),
+      1 when not (each unavailable upstream's reason on stderr).
   mcp-federate token new --principal <name> [--role <role>]...
       Print a new random bearer token, then the "auth.tokens" entry holding only its SHA-256
       (needs no configuration file).
@@ -139,18 +140,23 @@ async function main(argv: string[]): Promise<number> {
   // Children first, then the heavy modules (SDK, zod schemas, ajv) load while the children boot.
   const early = prespawn(config, logger);
   const { createProxy } = await import('./proxy.js');
-  const proxy = createProxy({ config, logger, transportFactory: early.factory, reconnect: command !== 'ls' });
+  // Metrics are collected only where they can be scraped: the HTTP listener, or `metrics.listen`.
+  const metrics =
+    command === 'serve' && config.metrics.enabled && (http || config.metrics.listen)
+      ? (await import('./observe/prometheus.js')).createPrometheusMetrics(config.metrics)
+      : undefined;
+  const proxy = createProxy({ config, logger, transportFactory: early.factory, reconnect: command !== 'ls', ...(metrics ? { metrics } : {}) });
   if (command === 'ls') {
     try {
       // Progress on stderr as each upstream settles (not with --json: a script reads one object and the log).
       const stopProgress = values.json ? undefined : showSettling(proxy.pool.upstreams, process.stderr);
       await proxy.start();
       stopProgress?.();
-      const { allReady, collectCatalog, renderCatalog, renderUnavailable } = await import('./catalog.js');
+      const { collectCatalog, renderCatalog, renderUnavailable } = await import('./catalog.js');
       const catalog = await collectCatalog(proxy, config);
       process.stdout.write(values.json ? `${JSON.stringify(catalog)}\n` : renderCatalog(catalog));
       process.stderr.write(renderUnavailable(catalog));
-      return allReady(catalog) ? 0 : 1;
+      return proxy.readiness().ready ? 0 : 1; // what /readyz would answer: every required upstream ready
     } finally {
       await proxy.close();
       await flushLogger(logger);
@@ -177,7 +183,15 @@ async function main(argv: string[]): Promise<number> {
     void proxy.applyServers(next, plan.servers).then(() => logger.info({ added, removed, restarted }, 'upstreams reloaded'));
   });
   reloads.on((next) => proxy.reload(next));
-  if (http) return serveHttp(proxy, http, config, logger, stopRequested, () => Promise.all([early.close(), reloads.close()]).then(() => undefined), reloads);
+  if (config.metrics.listen) {
+    const { createOpsListener } = await import('./serve/http/ops-listener.js');
+    const ops = createOpsListener({ proxy, logger, metrics, config: config.metrics });
+    logger.info({ url: (await ops.listen()).href }, 'metrics listening');
+    const closeReloads = reloads.close;
+    reloads.close = () => Promise.all([closeReloads(), ops.close()]).then(() => undefined);
+  }
+  if (http)
+    return serveHttp(proxy, http, config, logger, stopRequested, () => Promise.all([early.close(), reloads.close()]).then(() => undefined), reloads, metrics);
   const transport = new LineTransport(process.stdin, process.stdout, {
     maxMessageBytes: config.wire.maxMessageBytes,
     maxDepth: config.wire.maxDepth,
@@ -234,6 +248,7 @@ async function serveHttp(
   stopRequested: Promise<string>,
   closeEarly: () => Promise<void>,
   reloads: Reloads,
+  metrics: PrometheusMetrics | undefined,
 ): Promise<number> {
   const { createHttpEndpoint } = await import('./serve/http/endpoint.js');
   if (!config.auth) logger.warn({ host: http.host }, 'no "auth" block: every HTTP request is the principal "anonymous" (loopback only)');
@@ -245,6 +260,8 @@ async function serveHttp(
     maxQueuedBytes: config.wire.maxQueuedBytes,
     maxDepth: config.wire.maxDepth,
     perPrincipal: config.wire,
+    metrics,
+    metricsConfig: config.metrics,
   });
   reloads.on((next) => void endpoint.reloadAuth(next.auth));
   const url = await endpoint.listen();

@@ -30,6 +30,10 @@ import { SessionOpener } from './serve/sessions.js';
 import { serveConnection } from './serve/stdio.js';
 import { InputBridge } from './eras/input-bridge.js';
 import type { CallerIdentity, Connection, Proxy } from './serve/proxy-types.js';
+import { failureClass, noopMetrics, type Metrics, type UpstreamState } from './observe/metrics.js';
+import { createAccessLog } from './observe/access-log.js';
+import { readiness } from './observe/readiness.js';
+import type { UpstreamStatus } from './upstream/upstream.js';
 
 export type { CallerIdentity, Connection, DownstreamSession, Proxy, SessionOptions } from './serve/proxy-types.js';
 
@@ -57,6 +61,14 @@ export interface ProxyOptions {
   bridgeTimer?: SetTimer;
   /** Wall clock (ms) for the expiry of sealed input states. Default: Date.now. */
   wallClock?: () => number;
+  /** Where requests, upstreams, the cache, audit writes and sessions are reported. Default: {@link noopMetrics}. */
+  metrics?: Metrics;
+}
+
+/** An upstream's status as the metrics show it. */
+function stateOf(status: UpstreamStatus): UpstreamState {
+  if (status === 'ready') return 'up';
+  return status === 'connecting' ? 'reconnecting' : 'down';
 }
 
 const SERVER_INFO = { name: 'mcp-federate', version: VERSION };
@@ -79,6 +91,7 @@ export function createProxy(options: ProxyOptions): Proxy {
     ...(options.bridgeTimer ? { setTimer: options.bridgeTimer } : {}),
     ...(options.wallClock ? { now: options.wallClock } : {}),
   });
+  const metrics = options.metrics ?? noopMetrics;
   const pool = new UpstreamPool(
     config,
     {
@@ -89,6 +102,7 @@ export function createProxy(options: ProxyOptions): Proxy {
       clientInfo: SERVER_INFO,
       ...(options.reconnect === false ? {} : { reconnect: config.reconnect }),
       ...(options.random ? { random: options.random } : {}),
+      metrics,
     },
     logger,
   );
@@ -100,7 +114,7 @@ export function createProxy(options: ProxyOptions): Proxy {
   // What upstreams give out is recorded as it is shown (only spellings a client could not send canonically).
   const issued = new IssuedUris({ keep: (uri) => !isPlainCanonical(uri) });
   const shown = issued.recording(uris);
-  const sessions = new SessionRegistry(config.listChanged.coalesceMs);
+  const sessions = new SessionRegistry(config.listChanged.coalesceMs, metrics);
   // One path for every change, whether the upstream said so or a poller noticed: invalidate first,
   // so a client that re-reads as soon as it hears of the change gets fresh content.
   const changed = (server: string, uri: string): void => {
@@ -115,6 +129,7 @@ export function createProxy(options: ProxyOptions): Proxy {
     ...config.subscriptions,
     onPolledChange: changed,
     chargePoll: (holders): boolean => gate.chargeBackground(holders),
+    metrics,
   });
   const lister = new Lister(pool, createCursorCodec(options.cursorKey ?? randomBytes(32)), config.list, logger, shown, {
     names,
@@ -139,7 +154,28 @@ export function createProxy(options: ProxyOptions): Proxy {
   });
   const audit = options.audit ?? openAuditLog(config.audit, { logger });
   const items = { tools, prompts, catalog, names, recordArguments: config.audit?.arguments === true };
-  const gate = new AccessGate({ resources, uris, issued, rules: rulesOf(config), audit, logger, items, ...(options.now ? { now: options.now } : {}) });
+  const accessLog = config.accessLog ? createAccessLog(logger) : undefined;
+  const gate = new AccessGate({
+    resources,
+    uris,
+    issued,
+    rules: rulesOf(config),
+    audit,
+    logger,
+    items,
+    metrics,
+    accessLog,
+    ...(options.now ? { now: options.now } : {}),
+  });
+  pool.onStatus((server, status) => {
+    const failure = status === 'unavailable' ? pool.get(server)?.failure : undefined;
+    metrics.upstreamStatus(server, stateOf(status), failure ? failureClass(failure.reason) : undefined);
+  });
+  metrics.watch({
+    upstreams: () => pool.upstreams.map((u) => ({ server: u.id, state: stateOf(u.status), failure: u.failure ? failureClass(u.failure.reason) : undefined })),
+    cacheEntries: () => cache?.size ?? 0,
+    principalUse: () => relay.principalUse(),
+  });
   sessions.onListChanged(() => lister.dropReadAhead()); // read-ahead from before a change is not reused
 
   let started = false;
@@ -169,7 +205,7 @@ export function createProxy(options: ProxyOptions): Proxy {
     return { tools: has('tools'), prompts: has('prompts') };
   };
   const defaultCaller: CallerIdentity = { principal: config.stdio.principal, roles: config.stdio.roles, transport: 'stdio' };
-  const opener = new SessionOpener({ gate, sessions, relay, logger, serverInfo: SERVER_INFO, defaultCaller, offers, bridge });
+  const opener = new SessionOpener({ gate, sessions, relay, logger, serverInfo: SERVER_INFO, defaultCaller, offers, bridge, metrics });
   const connections = new Set<Connection>();
   let closing: Promise<void> | undefined;
 
@@ -182,7 +218,12 @@ export function createProxy(options: ProxyOptions): Proxy {
     sessions,
     gate,
     bridge,
+    metrics,
     start,
+    readiness() {
+      const upstreams = pool.upstreams.map((u) => ({ server: u.id, status: u.status, required: u.config.required }));
+      return readiness({ configLoaded: true, auditWritable: audit.writable !== false, upstreams });
+    },
     reload(next) {
       gate.reload(rulesOf(next));
       lister.dropReadAhead();

@@ -23,6 +23,8 @@ import { normalizeUri } from '../uri/normalize-uri.js';
 import { POLICY_OUTCOMES, type Policy, type PolicyAction, type PolicyDecision, type PolicyItem, type PolicySubject, type UriForm } from './policy.js';
 import type { RateLimiter } from './rate-limiter.js';
 import { expandKnown } from './template-expand.js';
+import { noopMetrics, requestOutcome, type Metrics, type RequestRecord } from '../observe/metrics.js';
+import type { AccessLog } from '../observe/access-log.js';
 
 /** What the gate enforces; swapped as a whole on reload. */
 export interface AccessRules {
@@ -63,6 +65,10 @@ export interface AccessGateOptions {
   now?: () => number;
   /** Tools and prompts. Default: none (their requests are unknown). */
   items?: ItemParts;
+  /** Told about every decided request (and audit write). Default: {@link noopMetrics}. */
+  metrics?: Metrics;
+  /** One line per request (never its contents). Default: none. */
+  accessLog?: AccessLog | undefined;
 }
 
 const NOT_FOUND = () => new ProxyError(ErrorCodes.RESOURCE_NOT_FOUND, 'Resource not found');
@@ -120,10 +126,17 @@ export class AccessGate {
   private rules: AccessRules;
   private readonly now: () => number;
   private generation = 0;
+  private readonly metrics: Metrics;
+  private readonly accessLog: AccessLog | undefined;
+  /** True when a finished request is reported anywhere (metrics or the access log). */
+  private readonly observed: boolean;
 
   constructor(private readonly options: AccessGateOptions) {
     this.rules = options.rules;
     this.now = options.now ?? (() => performance.now());
+    this.metrics = options.metrics ?? noopMetrics;
+    this.accessLog = options.accessLog;
+    this.observed = this.metrics.enabled || this.accessLog !== undefined;
   }
 
   /** Replaces the policy and the rate limits (a reload); standing subscriptions are decided again at their next delivery. */
@@ -617,14 +630,51 @@ export class AccessGate {
 
   /** Records synchronously (a notification about to be sent in the same turn). */
   private record(...args: RecordArgs): void {
+    if (this.metrics.enabled) this.metrics.notification('updated', args[4].allow ? 'sent' : 'denied');
     if (this.options.audit === noopAuditLog) return; // no audit configured: build nothing
     this.options.audit.record(this.entryOf(...args)); // throws when the log cannot be written
   }
 
   /** Records in the turn's batch; resolves once it is written, so the answer that follows is never missing from the log. */
   private recorded(...args: RecordArgs): Promise<void> {
+    if (this.observed) this.observe(...args);
     if (this.options.audit === noopAuditLog) return Promise.resolve();
-    return this.options.audit.recordBatched(this.entryOf(...args)); // rejects when the log cannot be written: the request fails
+    const written = this.options.audit.recordBatched(this.entryOf(...args)); // rejects when the log cannot be written: the request fails
+    if (!this.metrics.enabled) return written;
+    const started = this.now();
+    return written.then(
+      () => this.metrics.auditWrite(this.now() - started, true),
+      (err: unknown) => {
+        this.metrics.auditWrite(this.now() - started, false);
+        throw err;
+      },
+    );
+  }
+
+  /** Reports one finished request to the metrics and the access log. */
+  private observe(
+    caller: Caller,
+    method: string,
+    _uri: string | undefined,
+    trace: OperationTrace,
+    decision: PolicyDecision,
+    outcome: AuditOutcome,
+    started: number,
+  ): void {
+    const durationMs = this.now() - started;
+    const cache = trace.coalesced ? 'coalesced' : trace.cache;
+    const record: RequestRecord = {
+      method,
+      server: trace.server,
+      outcome: requestOutcome(outcome),
+      effect: decision.allow ? 'allow' : 'deny',
+      rule: decision.rule,
+      cache,
+      durationMs,
+      principal: caller.principal,
+    };
+    this.metrics.request(record);
+    this.accessLog?.(record, caller.session);
   }
 
   private entryOf(

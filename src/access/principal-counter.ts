@@ -34,6 +34,11 @@ export class PrincipalCounter {
     return this.held.get(principal) ?? 0;
   }
 
+  /** What each principal holds now (for metrics). */
+  entries(): IterableIterator<[string, number]> {
+    return this.held.entries();
+  }
+
   /** Principals holding at least one. */
   get principals(): number {
     return this.held.size;

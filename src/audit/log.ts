@@ -26,6 +26,8 @@ export interface AuditLog extends AsyncDisposable {
    * guarantee of {@link AuditLog.record} holds at a fraction of the cost under load.
    */
   recordBatched(entry: AuditEntry): Promise<void>;
+  /** False once the log cannot take records (closed, torn, or its last write failed); for readiness. Absent: always writable. */
+  readonly writable?: boolean;
   /**
    * Flushes the file to disk (`fsync`), writes the shutdown anchor, and closes it. Idempotent. Returns
    * a promise when an anchor was still being written (await it before exiting).
@@ -145,6 +147,8 @@ class ChainWriter implements AuditLog {
   #closed = false;
   /** Set when a write failed part-way: appending after a torn line would break the chain. */
   #failure: unknown;
+  /** True while the last write failed (cleared by the next that succeeds). */
+  #lastFailed = false;
   /** Records sealed but not written yet (one batch), with the chain position before the first. */
   #pending: Buffer[] = [];
   #pendingBytes = 0;
@@ -174,6 +178,10 @@ class ChainWriter implements AuditLog {
     const state = this.#state;
     const keyed = this.key === undefined ? undefined : { key: this.key, prevMac: state.mac ?? GENESIS_HASH };
     return sealRecord(entry, { seq: state.seq + 1, prev: state.prev, time: this.now(), keyed });
+  }
+
+  get writable(): boolean {
+    return !this.#closed && this.#failure === undefined && !this.#lastFailed;
   }
 
   recordBatched(entry: AuditEntry): Promise<void> {
@@ -221,6 +229,7 @@ class ChainWriter implements AuditLog {
     this.#pending = [];
     this.#pendingBytes = 0;
     const { written, error } = writeAll(this.#state.fd, bytes);
+    this.#lastFailed = error !== undefined;
     if (error !== undefined) {
       if (written > 0) this.#failure = error;
       this.#state.seq = before.seq;
@@ -247,6 +256,7 @@ class ChainWriter implements AuditLog {
     const bytes = Buffer.from(line, 'utf8');
     if (this.file && this.file.maxBytes > 0 && state.size > 0 && state.size + bytes.length > this.file.maxBytes) this.#rotate();
     const { written, error } = writeAll(state.fd, bytes);
+    this.#lastFailed = error !== undefined;
     if (error !== undefined) {
       // Nothing written: the chain is intact and the next record may try again. Part of a line
       // written: anything appended after it would be glued to it, so the log refuses from now on.

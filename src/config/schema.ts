@@ -10,6 +10,7 @@ import { LimitsSchema } from './schema/limits.js';
 import { TimeoutsSchema, ToolsSchema } from './schema/tools.js';
 import { prefixCollisions } from '../uri/names.js';
 import { BridgeSchema } from './schema/bridge.js';
+import { MetricsSchema } from './schema/observe.js';
 
 export {
   StdioServerSchema,
@@ -61,6 +62,7 @@ export {
 } from './schema/limits.js';
 export { ToolsSchema, TimeoutsSchema, type ToolsConfig, type TimeoutsConfig } from './schema/tools.js';
 export { BridgeSchema, type BridgeConfig } from './schema/bridge.js';
+export { MetricsSchema, type MetricsConfig } from './schema/observe.js';
 
 /** `false` written for a block means the block is off: validated as if it were left out (a reload tells the two apart). */
 const offAsAbsent = <T>(v: T | false | undefined): T | undefined => (v === false ? undefined : v);
@@ -122,6 +124,13 @@ export const ConfigSchema = z
     timeouts: TimeoutsSchema.default(TimeoutsSchema.parse({})),
     /** Bounds on requests an upstream makes back to the user, bridged across eras. Default: see {@link BridgeSchema}. */
     bridge: BridgeSchema.default(BridgeSchema.parse({})),
+    /** Prometheus metrics and the `/metrics` endpoint. `false` turns metrics off. Default: on (see {@link MetricsSchema}). */
+    metrics: z.preprocess(
+      (v: unknown) => (v === false ? { enabled: false } : v),
+      MetricsSchema.default(() => MetricsSchema.parse({})),
+    ),
+    /** One info line per request (method, server, outcome, duration, principal, session; never contents or tokens). Default: true. */
+    accessLog: z.boolean().default(true),
   })
   .transform((c, ctx) => {
     if (c.servers && c.mcpServers) {

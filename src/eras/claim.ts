@@ -5,6 +5,9 @@ import { LEGACY, MODERN, type Era } from './era.js';
 
 export type { Era } from './era.js';
 
+/** The revision of the legacy era. */
+export const LEGACY_REVISION = '2025-11-25';
+
 /** The revision of the modern era (the SDK exports no constant for it). */
 export const MODERN_REVISION = Revisions.modern;
 

@@ -25,6 +25,8 @@ export interface StdioHooks {
 export interface EraEdge {
   /** The era these rules are for. */
   readonly era: Era;
+  /** The protocol revision this era speaks (`2025-11-25` or `2026-07-28`), as metrics label it. */
+  readonly revision: string;
   /** The JSON-RPC code of "Resource not found" to this era's clients: built once with it, sent as built. */
   readonly notFoundCode: number;
   /** `result` as this era's clients get it (2026-07-28: the proxy's cache hint as `ttlMs` / `cacheScope`). */

@@ -1,6 +1,7 @@
 // MCP 2025-11-25 at the session edge: not-found is -32002, built so and sent as built; results as they are; a Server straight on a stdio connection.
 import type { Server } from '@modelcontextprotocol/server';
 import { JsonRpc } from '../errors.js';
+import { Revisions } from '../protocol.js';
 import { LEGACY, type EraEdge } from './era.js';
 
 /** The SDK 2.x Protocol internals the 2025 edge relies on (TypeScript-private, present at run time; pinned by a test). */
@@ -41,6 +42,7 @@ function answerCodesAsThrown(server: object): void {
  */
 export const rev2025: EraEdge = {
   era: LEGACY,
+  revision: Revisions.legacy,
   notFoundCode: JsonRpc.RESOURCE_NOT_FOUND,
   answer: (result) => result,
   prepare: answerCodesAsThrown,

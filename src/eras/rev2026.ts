@@ -22,6 +22,7 @@ export function withCacheFields<T extends object>(result: T): T {
  */
 export const rev2026: EraEdge = {
   era: MODERN,
+  revision: Revisions.modern,
   notFoundCode: JsonRpc.INVALID_PARAMS,
   answer: withCacheFields,
   prepare: () => undefined,

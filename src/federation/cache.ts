@@ -45,6 +45,8 @@ export interface CacheLoad {
 export interface CacheOutcome {
   result: ReadResultT;
   hit: boolean;
+  /** True when this read joined another's read in flight (coalesced) instead of starting one. */
+  shared?: boolean;
   /** How long ago the result was fetched from the upstream (0 unless `hit`). */
   ageMs: number;
   /** Remaining life of the stored entry that holds this result; undefined when it is not stored. */
@@ -102,6 +104,7 @@ export class ReadCache {
       return { result: cached, hit: true, ageMs: Math.max(0, window - remainingMs), remainingMs };
     }
     let flight = this.flights.get(key);
+    const shared = flight !== undefined;
     if (!flight) {
       const f: Flight = { promise: undefined as unknown as Promise<ReadResultT>, stale: false };
       f.promise = this.load(key, req, f);
@@ -110,7 +113,7 @@ export class ReadCache {
     }
     const result = await abandonable(flight.promise, signal);
     const remainingMs = this.lru.peek(key) === result ? Math.max(0, this.lru.getRemainingTTL(key)) : undefined;
-    return { result, hit: false, ageMs: 0, remainingMs };
+    return { result, hit: false, shared, ageMs: 0, remainingMs };
   }
 
   /** Drops one entry; a read in flight for it will not be stored. */

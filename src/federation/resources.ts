@@ -32,6 +32,8 @@ export interface OperationTrace {
   upstreamUri?: string;
   /** `hit`: served from the read cache; `miss`: read upstream through it; `bypass`: the cache was not used. */
   cache?: 'hit' | 'miss' | 'bypass';
+  /** True when a `miss` joined another caller's read in flight (single-flight) instead of starting one. */
+  coalesced?: boolean;
   /** Size of the contents returned (text characters and base64 blob characters). */
   bytes?: number;
   /** List items returned, and items the audience's filter left out. */
@@ -118,7 +120,10 @@ export class FederatedResources {
         const outcome = await cache.read({ server, uri: upstreamUri, ttlMs: upstream.config.cacheTtlMs, load, hold, release }, signal);
         result = outcome.result;
         hint = agedHint(hintOf(result), outcome.ageMs, outcome.remainingMs);
-        if (trace) trace.cache = outcome.hit ? 'hit' : 'miss';
+        if (trace) {
+          trace.cache = outcome.hit ? 'hit' : 'miss';
+          if (outcome.shared) trace.coalesced = true;
+        }
         // Another caller's read asked for that caller's input: this caller makes its own call.
         if (isPersonal(result) && !mine) {
           result = await call(signal);

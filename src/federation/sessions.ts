@@ -1,4 +1,5 @@
 // The live downstream sessions, and list_changed (resources, tools, prompts) broadcast to all of them, coalesced.
+import type { Metrics } from '../observe/metrics.js';
 
 /** What the core may send to one downstream session. */
 export interface Session {
@@ -31,7 +32,11 @@ export class SessionRegistry {
   private readonly pending = new Set<ListChangeKind>();
   private readonly listeners = new Set<() => void>();
 
-  constructor(private readonly coalesceMs: number) {}
+  constructor(
+    private readonly coalesceMs: number,
+    /** Told about list_changed sent and coalesced. Default: none. */
+    private readonly metrics?: Metrics,
+  ) {}
 
   /** Number of live sessions. */
   get size(): number {
@@ -56,12 +61,13 @@ export class SessionRegistry {
   listChanged(kinds: readonly ListChangeKind[] = RESOURCES_ONLY): void {
     for (const l of this.listeners) l();
     for (const k of kinds) this.pending.add(k);
-    if (this.timer) return;
+    if (this.timer) return void this.metrics?.notification('list_changed', 'coalesced');
     this.timer = setTimeout(() => {
       this.timer = undefined;
       const kinds = [...this.pending];
       this.pending.clear();
       for (const s of this.sessions) for (const k of kinds) s.sendListChanged(k);
+      if (this.metrics?.enabled) for (let i = 0; i < this.sessions.size * kinds.length; i++) this.metrics.notification('list_changed', 'sent');
     }, this.coalesceMs);
     this.timer.unref();
   }

@@ -7,6 +7,7 @@ import type { Session } from './sessions.js';
 import type { Upstream } from '../upstream/upstream.js';
 import type { UpstreamPool } from '../upstream/pool.js';
 import { encodeUri, type UriCodec } from './uri.js';
+import type { Metrics } from '../observe/metrics.js';
 
 /** Options of {@link SubscriptionRelay}. */
 export interface RelayOptions {
@@ -33,6 +34,8 @@ export interface RelayOptions {
    * Default: relay the update directly.
    */
   onPolledChange?: (server: string, uri: string) => void;
+  /** Told about updates coalesced into a later one. Default: none. */
+  metrics?: Metrics;
 }
 
 /** A principal a poll is made for. */
@@ -211,6 +214,11 @@ export class SubscriptionRelay {
     if (held?.size === 0) this.byPrincipal.delete(session.principal);
   }
 
+  /** Distinct URIs each principal holds now (for metrics). */
+  *principalUse(): Generator<{ limit: string; principal: string; used: number }> {
+    for (const [principal, held] of this.byPrincipal) yield { limit: 'subscriptions', principal, used: held.size };
+  }
+
   /** Distinct URIs `principal` holds now. */
   heldBy(principal: string): number {
     return this.byPrincipal.get(principal)?.size ?? 0;
@@ -289,6 +297,7 @@ export class SubscriptionRelay {
     if (!perSession) this.bursts.set(session, (perSession = new Map<string, Burst>()));
     const burst = perSession.get(uri);
     if (burst) {
+      if (burst.pending) this.options.metrics?.notification('updated', 'coalesced'); // one pending already stands for it
       burst.pending = true;
       return;
     }

@@ -25,6 +25,7 @@ import { downstreamOf, type InputBridge } from '../eras/input-bridge.js';
 import type { CallRelay } from '../federation/relay.js';
 import { callerOf } from './request-caller.js';
 
+import { traceDownstream } from '../observe/tracing.js';
 export type { Era };
 
 /** What the facade needs from the composition root. */
@@ -127,6 +128,7 @@ export function createFacadeServer(options: FacadeOptions): Server {
   const server: Server = new FacadeServer(options.serverInfo, edge, offers);
   // eslint-disable-next-line @typescript-eslint/unbound-method -- an era edge is a plain object of functions
   const { answer: cacheable, notFoundCode } = edge;
+  const protocolVersion = edge.revision;
 
   /** The caller of one request: its own over HTTP, else the Server's. */
   const who = (ctx: Ctx): Caller => callerOf(ctx.http?.authInfo) ?? caller;
@@ -143,7 +145,9 @@ export function createFacadeServer(options: FacadeOptions): Server {
   // for <method>: …`): every params failure is then one -32602 format, and no request pays for the
   // SDK's full spec-schema parse.
   const handle = <P>(method: string, schema: z.ZodType<P>, fn: (params: P, ctx: Ctx) => Promise<Record<string, unknown>>) =>
-    server.setRequestHandler(method, { params: z.unknown() }, (raw, ctx) => fn(parseParams(schema, raw), ctx));
+    server.setRequestHandler(method, { params: z.unknown() }, (raw, ctx) =>
+      traceDownstream({ method, params: raw, id: ctx.mcpReq.id, session: () => who(ctx).session, protocolVersion }, () => fn(parseParams(schema, raw), ctx)),
+    );
   const list = (kind: 'resources' | 'templates', method: string) =>
     handle(method, ListParams, (params, ctx) =>
       boundary(method, undefined, who(ctx), async (caller) => cacheable(await gate.list(caller, kind, params.cursor, ctx.mcpReq.signal))),

@@ -12,6 +12,8 @@ import type { UriCodec } from '../federation/uri.js';
 import type { UpstreamPool } from '../upstream/pool.js';
 import type { Era } from '../eras/claim.js';
 import type { InputBridge } from '../eras/input-bridge.js';
+import type { Metrics } from '../observe/metrics.js';
+import type { Readiness } from '../observe/readiness.js';
 
 /** A running federation: one shared core, any number of downstream sessions. */
 export interface Proxy extends AsyncDisposable {
@@ -26,6 +28,10 @@ export interface Proxy extends AsyncDisposable {
   readonly gate: AccessGate;
   /** Upstreams' requests for user input, relayed to the caller whose call caused them (held calls, sealed states). */
   readonly bridge: InputBridge;
+  /** What the gateway reports (no-op when metrics are off). */
+  readonly metrics: Metrics;
+  /** Whether the gateway is ready (every required upstream ready, the audit log writable), and what is not. */
+  readiness(): Readiness;
   /**
    * Replaces policy and rate limits from a new configuration (SIGHUP); sessions stay, standing
    * subscriptions are decided again at their next delivery (for who each session is now), answers

@@ -7,9 +7,10 @@ import type { SubscriptionRelay } from '../federation/subscriptions.js';
 import type { Logger } from '../logger.js';
 import { createFacadeServer, type Offers } from './facade.js';
 import { edgeOf } from '../eras/edges.js';
-import type { Era } from '../eras/era.js';
+import { MODERN, type Era } from '../eras/era.js';
 import type { InputBridge } from '../eras/input-bridge.js';
 import type { CallerIdentity, DownstreamSession, SessionOptions } from './proxy-types.js';
+import { noopMetrics, type Metrics, type SessionKind } from '../observe/metrics.js';
 
 /** Options of {@link SessionOpener}. */
 export interface SessionOpenerOptions {
@@ -24,6 +25,8 @@ export interface SessionOpenerOptions {
   offers?: () => Offers;
   /** Relays upstreams' requests for user input to the caller whose call caused them. Default: none. */
   bridge?: InputBridge;
+  /** Told about sessions and listens opening and closing. Default: {@link noopMetrics}. */
+  metrics?: Metrics;
 }
 
 /** The session of stateless requests: it never subscribes (2026 has no resources/subscribe) nor hears anything. */
@@ -74,6 +77,13 @@ export class SessionOpener {
       },
       session: id,
     };
+    // Counted once: a listen (a session whose notifications go to a sink) when opened, a session at its first Server.
+    const metrics = this.options.metrics ?? noopMetrics;
+    let counted: { kind: SessionKind; listen: boolean } | undefined;
+    if (sessionOptions.sink && metrics.enabled) {
+      counted = { kind: { transport: caller.transport, era: edgeOf(MODERN).revision }, listen: true };
+      metrics.listen(counted.kind, 1);
+    }
     const sendUpdated = sessionOptions.sink?.sendUpdated ?? ((uri: string) => void current?.sendResourceUpdated({ uri }).catch(() => undefined));
     const session: Session = {
       id,
@@ -108,6 +118,10 @@ export class SessionOpener {
       },
       createServer(era) {
         const server = createFacadeServer({ gate, caller, session, logger, serverInfo, era, ...offered(), ...(bridge ? { bridge } : {}) });
+        if (!counted && open && metrics.enabled) {
+          counted = { kind: { transport: caller.transport, era: edgeOf(era).revision }, listen: false };
+          metrics.session(counted.kind, 1);
+        }
         current = server;
         servers.add(server);
         server.onclose = () => {
@@ -126,6 +140,7 @@ export class SessionOpener {
       close() {
         if (!open) return;
         open = false;
+        if (counted) metrics[counted.listen ? 'listen' : 'session'](counted.kind, -1);
         sessions.delete(session);
         relay.releaseSession(session);
       },

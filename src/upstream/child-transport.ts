@@ -120,6 +120,11 @@ export class ChildTransport implements Transport {
     return this.lines.send(message);
   }
 
+  /** SIGKILL at once: for a child that stopped answering (liveness), which no grace period would help. */
+  kill(): void {
+    this.child?.kill('SIGKILL');
+  }
+
   /** Ends stdin, then SIGTERM, then SIGKILL, each after the grace period. Idempotent. */
   async close(): Promise<void> {
     const child = this.child;

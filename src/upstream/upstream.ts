@@ -11,6 +11,9 @@ import { negotiationMode, upstreamListen } from '../eras/upstream.js';
 import { EmptyResult, Methods } from '../protocol.js';
 import type { Logger } from '../logger.js';
 import type { TransportFactory, TransportLimits } from './transports.js';
+import { noopMetrics, type Metrics, type RequestOutcome } from '../observe/metrics.js';
+import { Liveness, type LivenessClock } from './liveness.js';
+import { activeContext, traceUpstream } from '../observe/tracing.js';
 
 /** Lifecycle of an upstream session. */
 export type UpstreamStatus = 'idle' | 'connecting' | 'ready' | 'unavailable' | 'closed';
@@ -41,6 +44,10 @@ export interface UpstreamOptions {
   reconnect?: { initialDelayMs: number; maxDelayMs: number };
   /** Source of jitter in [0, 1). Default: Math.random. */
   random?: () => number;
+  /** Told how long each request took and how it ended. Default: {@link noopMetrics}. */
+  metrics?: Metrics;
+  /** The clock and timers of liveness pings (`pingIntervalMs`). Default: performance.now and unref'd timers. */
+  livenessClock?: LivenessClock;
   /**
    * Answers what upstreams ask during a call (see {@link SERVER_REQUEST_METHODS}); with it the gateway
    * declares elicitation, sampling and roots to upstreams. Default: none (nothing declared, asked: method not found).
@@ -143,6 +150,10 @@ export class Upstream {
   private readonly notificationListeners = new Set<(n: UpstreamNotification) => void>();
   private readonly statusListeners = new Set<(s: UpstreamStatus) => void>();
   private readonly log: Logger;
+  /** Pings the current connection when it is idle (undefined with `pingIntervalMs: 0` or while not ready). */
+  private liveness: Liveness | undefined;
+  /** Why the current connection is being recycled (its pings went unanswered), for the failure its close reports. */
+  private recycling: string | undefined;
 
   constructor(
     readonly id: string,
@@ -356,6 +367,7 @@ export class Upstream {
     // The deadline counts from now, queue wait included: a request that waited is given what is
     // left of it when it starts, and one still waiting at its deadline fails without being sent.
     const deadline = performance.now() + timeoutMs;
+    const parent = activeContext(); // the downstream request's span, even when a queued send starts from another's turn
     const send = () => {
       signal?.throwIfAborted(); // cancelled while it waited: never sent
       const remaining = Math.max(1, Math.round(deadline - performance.now()));
@@ -369,10 +381,15 @@ export class Upstream {
         options.resetTimeoutOnProgress = true;
         options.onprogress = long.onProgress ?? (() => undefined); // resets the timeout even when nobody listens
       }
-      return client.request({ method, params } as never, schema, options as never);
+      return traceUpstream(parent, this.id, method, params, (sent) => client.request({ method, params: sent } as never, schema, options as never));
     };
+    const metrics = this.options.metrics ?? noopMetrics;
+    const started = metrics.enabled ? deadline - timeoutMs : 0;
     try {
-      return await this.queue.run(key, send, deadline, this.queuedTimeout, principal);
+      const result = await this.queue.run(key, send, deadline, this.queuedTimeout, principal);
+      this.liveness?.heard();
+      if (metrics.enabled) metrics.upstreamRequest(this.id, method, 'ok', performance.now() - started);
+      return result;
     } catch (err) {
       if (!signal?.aborted && isConnectionLost(err) && this.client === client) {
         // A restarted HTTP server answers 404 for our old session; a stopped one fails the fetch.
@@ -380,7 +397,10 @@ export class Upstream {
         this.log.warn({ err: String(err) }, 'upstream connection lost');
         void client.close().catch(() => undefined);
       }
-      throw this.translate(err, signal);
+      const failure = this.translate(err, signal);
+      if (failure.code === ErrorCodes.UPSTREAM_ERROR) this.liveness?.heard(); // it answered, with an error
+      if (metrics.enabled) metrics.upstreamRequest(this.id, method, outcomeOfCode(failure.code), performance.now() - started);
+      throw failure;
     }
   }
 
@@ -403,6 +423,8 @@ export class Upstream {
     this.firstAttemptDone();
     clearTimeout(this.retryTimer);
     this.retryTimer = undefined;
+    this.liveness?.close();
+    this.liveness = undefined;
     void this.listens?.filter?.close();
     this.listens = undefined;
     const closing = [this.client, this.connectingClient, this.connectingTransport];
@@ -426,16 +448,20 @@ export class Upstream {
     // One handler per client for every notification: the SDK keeps only one per method, so the
     // pool fans out to all interested parties instead of registering per downstream session.
     client.fallbackNotificationHandler = async (n) => {
+      this.liveness?.heard();
       for (const l of this.notificationListeners) l({ method: n.method, params: n.params });
     };
     client.onerror = (err) => this.log.debug({ err: String(err) }, 'upstream transport error');
     client.onclose = () => {
       if (this.client !== client) return;
       this.client = undefined;
+      this.liveness?.close();
+      this.liveness = undefined;
       void this.listens?.filter?.close(); // the relay re-subscribes on the next connection
       this.listens = undefined;
       if (this.status === 'closed') return;
-      this.failure = { reason: 'connection closed', stderr: stderrTailOf(transport) };
+      this.failure = { reason: this.recycling ?? 'connection closed', stderr: stderrTailOf(transport) };
+      this.recycling = undefined;
       this.log.warn(this.failure.stderr.length > 0 ? { stderr: this.failure.stderr } : {}, 'upstream connection closed');
       // A connection that stayed up for the longest backoff was healthy: start the backoff afresh.
       // One that died sooner keeps climbing, so a crash loop never respawns faster than the backoff.
@@ -446,8 +472,44 @@ export class Upstream {
     this.generation++;
     this.readyAt = Date.now();
     this.setStatus('ready');
-    // An upstream that tells of list changes only on a listen stream (2026-07-28): hold one from the start.
+    this.watch(client);
+    // A 2026-07-28 upstream tells of list changes only on a listen stream: hold one from the start.
     this.listenFilter()?.start();
+  }
+
+  /** Pings `client` while it is idle; a connection whose pings go unanswered is recycled like one that closed. */
+  private watch(client: Client): void {
+    const { pingIntervalMs, pingFailures, timeoutMs } = this.config;
+    if (!(pingIntervalMs > 0)) return;
+    this.liveness = new Liveness({
+      intervalMs: pingIntervalMs,
+      failures: pingFailures,
+      timeoutMs,
+      // Any answer, an error one too, is a sign of life; only silence counts against it.
+      ping: (ms) =>
+        client.ping({ timeout: ms }).then(
+          () => undefined,
+          (err: unknown) => {
+            if (isSilence(err)) throw err;
+          },
+        ),
+      onDead: (misses) => this.recycle(client, misses),
+      ...(this.options.livenessClock ? { clock: this.options.livenessClock } : {}),
+    });
+    this.liveness.start();
+  }
+
+  /**
+   * Takes a connection that stopped answering for dead: its child is killed at once (a stopped one
+   * would sit out every grace period) or its HTTP session dropped; the close fails its requests in
+   * flight, marks it unavailable and reconnects, as after a crash.
+   */
+  private recycle(client: Client, misses: number): void {
+    if (this.client !== client) return;
+    this.recycling = `ping: no answer to ${misses} consecutive pings`;
+    this.log.warn({ misses }, 'upstream not answering pings: recycling it');
+    (client.transport as { kill?: () => void } | undefined)?.kill?.();
+    void client.close().catch(() => undefined);
   }
 
   private setStatus(status: UpstreamStatus): void {
@@ -503,6 +565,19 @@ function isConnectionLost(err: unknown): boolean {
   // SDK 2.x: an HTTP failure carries the response status (404: our session is unknown to a restarted server).
   if ((err as { status?: unknown }).status === 404) return true;
   return err.message.startsWith('SSE error:');
+}
+
+/** True when a ping got no answer at all (timed out, or the connection is gone), as opposed to an error answer. */
+function isSilence(err: unknown): boolean {
+  const code = (err as { code?: unknown } | null)?.code;
+  return code === 'REQUEST_TIMEOUT' || code === 'CONNECTION_CLOSED' || code === 'NOT_CONNECTED' || rpcCodeOf(err) === JsonRpc.REQUEST_TIMEOUT;
+}
+
+/** A failed upstream request's outcome, for metrics. */
+function outcomeOfCode(code: string): RequestOutcome {
+  if (code === ErrorCodes.UPSTREAM_TIMEOUT) return 'timeout';
+  if (code === ErrorCodes.CANCELLED) return 'cancelled';
+  return 'error';
 }
 
 /**

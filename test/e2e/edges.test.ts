@@ -80,7 +80,7 @@ describe('HTTP edges', () => {
       servers: {
         fx: upstreams.fixture('--resources', '3', '--read-delay-ms', '400'),
         secret: upstreams.fixture('--resources', '1'),
-        dead: upstreams.fixture('--exit-on-start'),
+        dead: { ...upstreams.fixture('--exit-on-start'), required: false }, // down on purpose: not one the gateway's readiness waits for
       },
       auth: {
         tokens: [

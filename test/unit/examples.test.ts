@@ -3,11 +3,19 @@ import { readdirSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
 import { loadConfig } from '../../src/config/load.js';
 
-const examples = readdirSync(new URL('../../examples/', import.meta.url)).filter((f) => /\.(json|ya?ml)$/.test(f));
+/** The gateway configurations (docker-compose.yml is Docker's; the folders hold Prometheus, Grafana and systemd files). */
+const examples = readdirSync(new URL('../../examples/', import.meta.url)).filter((f) => /\.(json|ya?ml)$/.test(f) && f !== 'docker-compose.yml');
 const load = (file: string) =>
   loadConfig({
     file: `examples/${file}`,
-    env: { TICKETS_TOKEN: 't', WIKI_TOKEN: 'w', ALICE_TOKEN: 'alice-example-token-0123', BOB_TOKEN: 'bob-example-token-01234' },
+    env: {
+      TICKETS_TOKEN: 't',
+      WIKI_TOKEN: 'w',
+      ALICE_TOKEN: 'alice-example-token-0123',
+      BOB_TOKEN: 'bob-example-token-01234',
+      MCP_TOKEN: 'client-example-token-0123',
+      METRICS_TOKEN: 'scrape-example-token-0123',
+    },
   });
 
 describe('examples', () => {

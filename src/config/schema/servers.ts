@@ -46,6 +46,19 @@ const commonServerFields = {
    * ("too large", the limit in `data`) and is discarded without reading it into memory. Default: 32 MiB.
    */
   maxResponseBytes: positiveInt().default(32 * 1024 * 1024),
+  /** Whether the gateway is unready (`/readyz` 503, `ls` exit 1) while this upstream is not ready. Default: true. */
+  required: z.boolean().default(true),
+  /**
+   * After this many milliseconds without a message from the upstream, it is pinged; 0 never pings.
+   * Default: 30000.
+   */
+  pingIntervalMs: z.number().int().min(0).default(30_000),
+  /**
+   * Consecutive pings that go unanswered (each waits at most `timeoutMs` and at most `pingIntervalMs / pingFailures`) before the upstream is
+   * taken for dead: its requests in flight fail and it is recycled (a stdio child restarted, a new
+   * HTTP session opened). Default: 2.
+   */
+  pingFailures: positiveInt().default(2),
 };
 
 /** An upstream spawned as a child process speaking MCP over stdio. */

@@ -15,6 +15,9 @@ import { ModernRequests } from './modern-requests.js';
 import { httpErrorBody, JsonRpc } from '../../errors.js';
 import { json } from './reply.js';
 import { HttpRouter, MCP_METHODS } from './router.js';
+import { OpsPaths } from './ops-paths.js';
+import { MetricsSchema, type MetricsConfig } from '../../config/schema.js';
+import type { PrometheusMetrics } from '../../observe/prometheus.js';
 
 export type { HttpClock } from './legacy-sessions.js';
 
@@ -37,6 +40,10 @@ export interface HttpEndpointOptions {
   clock?: HttpClock;
   /** How often idle sessions are swept; 0 never (tests call `sweep()`). Default: min(sessionIdleMs / 4, 60 s). */
   sweepEveryMs?: number;
+  /** Served at `metricsConfig.path` on this listener. Default: no `/metrics` here. */
+  metrics?: PrometheusMetrics | undefined;
+  /** The `metrics` block (path, scrape token). Default: its defaults. */
+  metricsConfig?: MetricsConfig;
 }
 
 /** A running endpoint. */
@@ -96,11 +103,13 @@ export function createHttpEndpoint(options: HttpEndpointOptions): HttpEndpoint {
   const jwtNow = options.now ? () => options.now!().getTime() : () => Date.now();
   const identities = new LiveIdentities({ now: jwtNow });
   const bounds = new PrincipalBounds({ proxy, logger, http: config, ...(options.perPrincipal ? { wire: options.perPrincipal } : {}) });
+  proxy.metrics.watch({ principalUse: () => bounds.use() });
   const paths = { proxy, config, logger, identities, bounds, maxQueuedBytes: options.maxQueuedBytes, keepAliveMs: KEEP_ALIVE_MS };
   const legacy = new LegacySessions({ ...paths, clock });
   const modern = new ModernRequests(paths);
   const maxDepth = options.maxDepth ?? DEFAULT_MAX_DEPTH;
-  const router = new HttpRouter({ proxy, config, logger, auth: options.auth, authenticatorFor, maxDepth, bounds, legacy, modern });
+  const ops = new OpsPaths({ proxy, logger, metrics: options.metrics, config: options.metricsConfig ?? MetricsSchema.parse({}), host: config.host });
+  const router = new HttpRouter({ proxy, config, logger, auth: options.auth, authenticatorFor, maxDepth, bounds, legacy, modern, ops });
   let closing: Promise<void> | undefined;
 
   const server: HttpServer = createServer({

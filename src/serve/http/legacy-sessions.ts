@@ -10,6 +10,7 @@ import { authInfoFor } from '../request-caller.js';
 import type { Held, LiveIdentities } from './live-identities.js';
 import type { PrincipalBounds } from './principal-bounds.js';
 import { httpErrorBody, JsonRpc } from '../../errors.js';
+import { Methods } from '../../protocol.js';
 import { header, json } from './reply.js';
 import { requestCaller } from './request-identity.js';
 import { HttpSessionTransport, refusePost } from './session-transport.js';
@@ -21,7 +22,7 @@ export interface HttpClock {
 
 /** Options of {@link LegacySessions}. */
 export interface LegacySessionsOptions {
-  proxy: Pick<Proxy, 'openSession'>;
+  proxy: Pick<Proxy, 'openSession' | 'metrics'>;
   config: Pick<HttpConfig, 'maxSessions' | 'sessionIdleMs'>;
   logger: Logger;
   /** The credentials of open sessions and requests, resolved again on reload. */
@@ -109,6 +110,7 @@ export class LegacySessions {
       maxQueuedBytes: this.options.maxQueuedBytes,
       keepAliveMs: this.options.keepAliveMs,
       onClosed: () => this.end(sessionId, 'closed'),
+      onDropped: (method) => proxy.metrics.notification(method === Methods.listChanged ? 'list_changed' : 'updated', 'dropped'),
     });
     const held = identities.hold(who.credential, {
       refresh: (c) => {

@@ -69,6 +69,17 @@ export class PrincipalBounds {
     });
   }
 
+  /** What each principal holds of each bound now (for metrics). */
+  *use(): Generator<{ limit: string; principal: string; used: number }> {
+    for (const [limit, counter] of [
+      ['sessions', this.sessions],
+      ['listens', this.listens],
+      ['in-flight', this.inFlight],
+    ] as const) {
+      for (const [principal, used] of counter.entries()) yield { limit, principal, used };
+    }
+  }
+
   /** Follows `res` for its principal's unread bytes; true (after answering 429) when the principal is at that bound. */
   async refusedForOutput(req: IncomingMessage, res: ServerResponse, who: Who): Promise<boolean> {
     this.output.track(who.principal, res);

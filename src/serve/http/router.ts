@@ -16,6 +16,8 @@ import { isJsonContentType } from './content-type.js';
 import type { PrincipalBounds } from './principal-bounds.js';
 import { header, json } from './reply.js';
 import { isModernRequest } from '../../eras/request-era.js';
+import type { OpsPaths } from './ops-paths.js';
+import { fromHeaders, within } from '../../observe/tracing.js';
 
 /** The methods the MCP path serves; any other gets 405 with this `Allow`. */
 export const MCP_METHODS = 'GET, POST, DELETE';
@@ -41,6 +43,8 @@ export interface HttpRouterOptions {
   legacy: EraPath;
   /** The 2026-07-28 request path. */
   modern: EraPath;
+  /** `/healthz`, `/readyz` and (when served here) `/metrics`. */
+  ops: OpsPaths;
 }
 
 /**
@@ -93,10 +97,8 @@ export class HttpRouter {
       logger.info({ why: checked.reason, origin: req.headers.origin, host: req.headers.host }, 'http: request refused');
       return json(res, 403, httpErrorBody(JsonRpc.INVALID_REQUEST, `Forbidden: ${checked.message}`));
     }
-    const readOnly = url.pathname === '/healthz' || url.pathname === '/readyz' || metadataPaths.has(url.pathname);
-    if (readOnly && req.method !== 'GET') return json(res, 405, { error: 'method_not_allowed' }, { allow: 'GET' });
-    if (url.pathname === '/healthz') return json(res, 200, { status: 'ok' });
-    if (url.pathname === '/readyz') return this.readyz(req, res);
+    if (this.options.ops.owns(url.pathname)) return this.options.ops.handle(req, res, url.pathname, this.authenticator && ((r) => this.authenticate(r)));
+    if (metadataPaths.has(url.pathname) && req.method !== 'GET') return json(res, 405, { error: 'method_not_allowed' }, { allow: 'GET' });
     if (metadataPaths.has(url.pathname)) {
       // Served only when there is an authorization server to name (auth.jwt.issuer): with static
       // tokens alone the document would only send OAuth-capable clients on a flow that cannot work.
@@ -146,29 +148,14 @@ export class HttpRouter {
     }
     if (await bounds.refusedInFlight(req, res, who, body)) return;
     const protocolHeader = header(req, 'mcp-protocol-version');
-    if (isModernRequest(req.method, protocolHeader, body)) return this.options.modern.serve(req, res, body, who, text);
-    return this.options.legacy.serve(req, res, body, who, text);
+    const path = isModernRequest(req.method, protocolHeader, body) ? this.options.modern : this.options.legacy;
+    // A W3C trace context in the headers is continued (a request's own `_meta` context wins over it).
+    if (typeof req.headers.traceparent === 'string') return within(fromHeaders(req.headers), () => path.serve(req, res, body, who, text));
+    return path.serve(req, res, body, who, text);
   }
 
   private async authenticate(req: IncomingMessage): Promise<AuthResult> {
     if (!this.authenticator) return { ok: true, ...ANONYMOUS.identity, credential: ANONYMOUS };
     return this.authenticator.authenticate(req.headersDistinct.authorization); // duplicates are refused there
-  }
-
-  /**
-   * Ready when some upstream is. Only a caller with valid credentials hears which upstreams there
-   * are, and only those the policy lets it see anything on; everyone else gets `{ ready }`.
-   */
-  private async readyz(req: IncomingMessage, res: ServerResponse): Promise<void> {
-    const { proxy } = this.options;
-    const authenticator = this.authenticator;
-    const all = proxy.pool.upstreams;
-    const ready = all.some((u) => u.status === 'ready');
-    const status = ready ? 200 : 503;
-    const who = authenticator && req.headersDistinct.authorization ? await authenticator.authenticate(req.headersDistinct.authorization) : undefined;
-    if (!who?.ok) return json(res, status, { ready });
-    const caller = { principal: who.principal, roles: who.roles };
-    const upstreams = all.filter((u) => proxy.gate.visibleServer(caller, u.id)).map((u) => ({ server: u.id, status: u.status }));
-    json(res, status, { ready, upstreams });
   }
 }

@@ -17,6 +17,8 @@ export interface HttpSessionOptions {
   keepAliveMs: number;
   /** Called once when the session ends (DELETE, close(), or the server closing it). */
   onClosed?: () => void;
+  /** Called for each notification dropped: no GET stream open, or the stream dropped for not reading. Default: none. */
+  onDropped?: (method: string) => void;
 }
 
 const json = (res: ServerResponse, status: number, body: unknown, headers: Record<string, string>) =>
@@ -109,10 +111,12 @@ export class HttpSessionTransport implements Transport {
       // No GET stream open: a notification has nowhere to go (the spec allows dropping it); a request
       // (a relayed elicitation) fails at once instead of waiting for an answer that cannot come.
       if (m.method !== undefined && m.id !== undefined) throw new Error('no stream open to send a request on (the client has no GET stream)');
+      this.options.onDropped?.(m.method ?? '');
       return;
     }
     stream.write(`event: message\ndata: ${JSON.stringify(message)}\n\n`);
     if (stream.writableLength > this.options.maxQueuedBytes) {
+      this.options.onDropped?.(m.method ?? '');
       this.onerror?.(new Error(`GET stream dropped: the client is not reading (${stream.writableLength} bytes unsent)`));
       stream.destroy();
     }

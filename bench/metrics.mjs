@@ -1,0 +1,98 @@
+// Benchmark phase for issue 19: reads/s and proxy CPU per read with metrics off, metrics on, and metrics on with the OTel SDK (no-op exporter) loaded.
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { dirname, join, resolve } from 'node:path';
+import { performance } from 'node:perf_hooks';
+import { fileURLToPath } from 'node:url';
+import { Client } from '@modelcontextprotocol/sdk/client/index.js';
+import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js';
+
+const ROOT = resolve(dirname(fileURLToPath(import.meta.url)), '..');
+const FIXTURE = join(ROOT, 'test/fixtures/catalog-server.mjs');
+const CLI = join(ROOT, 'dist/cli.js');
+const N = { reads: Number(process.env.BENCH_READS ?? 5000), inFlight: 32, reps: Number(process.env.BENCH_REPS ?? 5), uris: 500 };
+const TICKS_PER_SECOND = 100;
+
+const tmp = mkdtempSync(join(tmpdir(), 'mcp-federate-bench-metrics-'));
+/** A register file that loads the OTel Node SDK as an operator would (batching), with an exporter that drops every span. */
+const OTEL = join(tmp, 'otel.mjs');
+writeFileSync(
+  OTEL,
+  `import { NodeTracerProvider, BatchSpanProcessor } from '${join(ROOT, 'node_modules/@opentelemetry/sdk-trace-node/build/src/index.js')}';
+const drop = { export: (_spans, done) => done({ code: 0 }), shutdown: async () => {} };
+new NodeTracerProvider({ spanProcessors: [new BatchSpanProcessor(drop)] }).register();
+`,
+);
+
+const cpuMs = (pid) => {
+  const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
+  const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+  return ((Number(fields[11]) + Number(fields[12])) * 1000) / TICKS_PER_SECOND;
+};
+const median = (xs) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)];
+const pool = async (total, concurrency, task) => {
+  let next = 0;
+  await Promise.all(
+    Array.from({ length: concurrency }, async () => {
+      while (next < total) await task(next++);
+    }),
+  );
+};
+
+/** Starts the proxy over stdio with `metrics` (and `nodeArgs`), reads until settled, and returns the client and the proxy's pid. */
+async function start(variant) {
+  const config = {
+    servers: { bench: { command: process.execPath, args: [FIXTURE, '--resources', String(N.uris), '--size', '1024'] } },
+    metrics: variant.metrics,
+  };
+  const file = join(tmp, `${variant.name}.json`);
+  writeFileSync(file, JSON.stringify(config));
+  const transport = new StdioClientTransport({
+    command: process.execPath,
+    args: [...variant.nodeArgs, CLI, '--config', file, '--log-level', 'warn'],
+    stderr: 'ignore',
+  });
+  const client = new Client({ name: 'bench-metrics', version: '1.0.0' });
+  await client.connect(transport);
+  await client.readResource({ uri: 'bench+fixture://res/0' });
+  return { client, pid: transport.pid };
+}
+
+const ALL = [
+  { name: 'off', metrics: false, nodeArgs: [] },
+  { name: 'off-again', metrics: false, nodeArgs: [] }, // a second 'off': the noise floor between two identical gateways
+  { name: 'on', metrics: { listen: '127.0.0.1:0' }, nodeArgs: process.env.BENCH_PROF ? ['--cpu-prof', '--cpu-prof-dir', process.env.BENCH_PROF] : [] },
+  { name: 'on-noproc', metrics: { listen: '127.0.0.1:0', processMetrics: false }, nodeArgs: [] },
+  { name: 'on+otel', metrics: { listen: '127.0.0.1:0' }, nodeArgs: ['--import', OTEL] },
+];
+// BENCH_VARIANTS=off,on picks some.
+const variants = process.env.BENCH_VARIANTS ? ALL.filter((v) => process.env.BENCH_VARIANTS.split(',').includes(v.name)) : ALL;
+const handles = {};
+for (const v of variants) handles[v.name] = await start(v);
+const results = Object.fromEntries(variants.map((v) => [v.name, { rps: [], cpu: [] }]));
+// Alternating rounds, so the shared machine's noise falls on every variant alike.
+for (let rep = 0; rep < N.reps; rep++) {
+  for (const v of rep % 2 === 0 ? variants : [...variants].reverse()) {
+    const { client, pid } = handles[v.name];
+    const cpu0 = cpuMs(pid);
+    const t0 = performance.now();
+    await pool(N.reads, N.inFlight, (i) => client.readResource({ uri: `bench+fixture://res/${i % N.uris}` }));
+    const ms = performance.now() - t0;
+    results[v.name].rps.push(N.reads / (ms / 1000));
+    results[v.name].cpu.push(((cpuMs(pid) - cpu0) * 1000) / N.reads);
+  }
+}
+for (const v of variants) await handles[v.name].client.close();
+rmSync(tmp, { recursive: true, force: true });
+
+const base = results[variants[0].name]; // ratios against the first variant run (normally off)
+const off = { rps: median(base.rps), cpu: median(base.cpu) };
+const lines = [`reads/s and proxy CPU per read (median of ${N.reps} alternating rounds of ${N.reads} uncached reads, ${N.inFlight} in flight, stdio)`];
+for (const v of variants) {
+  const rps = median(results[v.name].rps);
+  const cpu = median(results[v.name].cpu);
+  lines.push(
+    `${v.name.padEnd(10)} ${rps.toFixed(0).padStart(6)} reads/s (${(rps / off.rps).toFixed(3)}x base)   ${cpu.toFixed(1).padStart(6)} µs CPU/read (${(cpu / off.cpu).toFixed(3)}x base)   rounds: ${results[v.name].rps.map((x) => x.toFixed(0)).join(' ')}`,
+  );
+}
+process.stdout.write(`${lines.join('\n')}\n`);

@@ -1,0 +1,140 @@
+// OpenTelemetry spans through @opentelemetry/api only: one per downstream request, a child per upstream request, W3C context from `_meta` and headers.
+import { context, propagation, SpanKind, SpanStatusCode, trace, type Context, type Span } from '@opentelemetry/api';
+import { VERSION } from '../version.js';
+
+/**
+ * The gateway's tracer. Without an SDK registered (`node --import` one) it is the API's no-op: every
+ * span is non-recording and nothing below builds an attribute or touches a context.
+ */
+const tracer = trace.getTracer('mcp-federate', VERSION);
+
+/** W3C trace context keys, in `params._meta` as in HTTP headers (MCP's `_meta` trace keys). */
+const TRACE_KEYS = ['traceparent', 'tracestate', 'baggage'] as const;
+
+/** What a downstream request is, for its span. */
+export interface DownstreamRequest {
+  /** `resources/read`, `tools/call`, … */
+  method: string;
+  /** The request's params as received (`_meta`, `uri`, `name` are read). */
+  params: unknown;
+  /** The JSON-RPC id. */
+  id: string | number | undefined;
+  /** The MCP session (2025 session id, or the caller's per-request id); asked only when the span records. */
+  session: () => string | undefined;
+  /** The revision the client speaks. */
+  protocolVersion: string;
+}
+
+/** The error's stable code, for `error.type` (a `ProxyError` or JSON-RPC error code). */
+function errorType(err: unknown): string {
+  const code = (err as { code?: unknown } | null)?.code;
+  return typeof code === 'string' || typeof code === 'number' ? String(code) : 'error';
+}
+
+/** `params._meta` when it carries trace context. */
+function traceMeta(params: unknown): Record<string, unknown> | undefined {
+  const meta = (params as { _meta?: unknown } | null | undefined)?._meta;
+  if (typeof meta !== 'object' || meta === null) return undefined;
+  return TRACE_KEYS.some((k) => typeof (meta as Record<string, unknown>)[k] === 'string') ? (meta as Record<string, unknown>) : undefined;
+}
+
+/**
+ * The context a request continues: W3C trace context from HTTP headers, when a tracer is in force
+ * (see {@link traceDownstream}, which then prefers the request's own `_meta`).
+ *
+ * @example context.with(fromHeaders(req.headers), () => serve(req, res))
+ */
+export function fromHeaders(headers: Record<string, string | string[] | undefined>): Context {
+  return propagation.extract(context.active(), headers);
+}
+
+/** Runs `fn` in `ctx` (see {@link fromHeaders}). */
+export function within<T>(ctx: Context, fn: () => T): T {
+  return context.with(ctx, fn);
+}
+
+/**
+ * Runs one downstream request in a SERVER span named for its method (`tools/call <tool>` for tools),
+ * continuing the client's trace from `params._meta` (or the HTTP headers' context, already active).
+ * `mcp.resource.uri` is set only once the request succeeded: a denied URI fails as not found, so it
+ * never reaches a span.
+ */
+export function traceDownstream<T>(request: DownstreamRequest, run: () => Promise<T>): Promise<T> {
+  const meta = traceMeta(request.params);
+  const parent = meta ? propagation.extract(context.active(), meta) : context.active();
+  const tool = request.method === 'tools/call' ? (request.params as { name?: unknown } | null)?.name : undefined;
+  const span = tracer.startSpan(typeof tool === 'string' ? `${request.method} ${tool}` : request.method, { kind: SpanKind.SERVER }, parent);
+  if (!span.isRecording()) return run();
+  span.setAttribute('mcp.method.name', request.method);
+  span.setAttribute('mcp.protocol.version', request.protocolVersion);
+  const session = request.session();
+  if (session !== undefined) span.setAttribute('mcp.session.id', session);
+  if (request.id !== undefined) span.setAttribute('jsonrpc.request.id', String(request.id));
+  if (typeof tool === 'string') span.setAttribute('gen_ai.tool.name', tool);
+  return ended(
+    span,
+    settle(() => context.with(trace.setSpan(parent, span), run)),
+    () => {
+      const uri = (request.params as { uri?: unknown } | null)?.uri;
+      if (typeof uri === 'string') span.setAttribute('mcp.resource.uri', uri);
+    },
+  );
+}
+
+/** The context in force now: taken when an upstream request is made, so a queued one keeps its parent. */
+export function activeContext(): Context {
+  return context.active();
+}
+
+/**
+ * Runs one upstream request in a CLIENT span, child of the span active in `parent` (the downstream
+ * request's), sending the params with the span's context in `_meta` (traceparent, tracestate,
+ * baggage) when it records.
+ */
+export function traceUpstream<T>(
+  parent: Context,
+  server: string,
+  method: string,
+  params: Record<string, unknown> | undefined,
+  send: (params: Record<string, unknown> | undefined) => Promise<T>,
+): Promise<T> {
+  const span = tracer.startSpan(method, { kind: SpanKind.CLIENT }, parent);
+  if (!span.isRecording()) return send(params);
+  span.setAttribute('mcp.method.name', method);
+  span.setAttribute('mcp_federate.server', server);
+  if (typeof params?.uri === 'string') span.setAttribute('mcp.resource.uri', params.uri); // sent only once allowed
+  if (method === 'tools/call' && typeof params?.name === 'string') span.setAttribute('gen_ai.tool.name', params.name);
+  const meta: Record<string, unknown> = { ...((params?._meta as Record<string, unknown> | undefined) ?? {}) };
+  const active = trace.setSpan(parent, span);
+  propagation.inject(active, meta);
+  return ended(
+    span,
+    settle(() => context.with(active, () => send({ ...params, _meta: meta }))),
+  );
+}
+
+/** `run()`, with a synchronous throw turned into a rejection. */
+function settle<T>(run: () => Promise<T>): Promise<T> {
+  try {
+    return run();
+  } catch (err) {
+    return Promise.reject(err);
+  }
+}
+
+/** Ends `span` when `work` settles: OK (after `onOk`), or ERROR with `error.type`. */
+function ended<T>(span: Span, work: Promise<T>, onOk?: () => void): Promise<T> {
+  return work.then(
+    (result) => {
+      onOk?.();
+      span.end();
+      return result;
+    },
+    (err: unknown) => {
+      span.setAttribute('error.type', errorType(err));
+      span.setStatus({ code: SpanStatusCode.ERROR });
+      span.end();
+      throw err;
+    },
+  );
+}
