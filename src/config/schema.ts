@@ -7,6 +7,7 @@ import { AuthSchema, StdioCallerSchema } from './schema/auth.js';
 import { AuditSchema } from './schema/audit.js';
 import { checkPolicyServers, PolicySchema } from './schema/policy.js';
 import { LimitsSchema } from './schema/limits.js';
+import { RedisSchema } from './schema/redis.js';
 
 export {
   StdioServerSchema,
@@ -46,6 +47,7 @@ export {
   type PolicyConfig,
   type PolicyRuleConfig,
 } from './schema/policy.js';
+export { RedisSchema, type RedisConfig } from './schema/redis.js';
 export { RateLimitSchema, CompletionLimitSchema, LimitsSchema, type RateLimitConfig, type CompletionLimitConfig, type LimitsConfig } from './schema/limits.js';
 
 /** `false` written for a block means the block is off: validated as if it were left out (a reload tells the two apart). */
@@ -102,6 +104,11 @@ export const ConfigSchema = z
      * file says `limits: false` or `limits: []`. Default: none.
      */
     limits: z.preprocess((v: unknown) => (v === false ? [] : v), LimitsSchema.default({ reads: [], completions: [] })),
+    /**
+     * Scale-out: replicas sharing rate limits, change events and reloads through Redis (see
+     * docs/scale-out.md). Default: none (one process, nothing shared, nothing of Redis loaded).
+     */
+    redis: RedisSchema.optional(),
   })
   .transform((c, ctx) => {
     if (c.servers && c.mcpServers) {
