@@ -26,6 +26,8 @@ export const ErrorCodes = {
   LIMIT_EXCEEDED: 'LIMIT_EXCEEDED',
   /** The upstream's answer exceeded its `maxResponseBytes` (or nested deeper than `wire.maxDepth`). */
   RESPONSE_TOO_LARGE: 'RESPONSE_TOO_LARGE',
+  /** Redis (the `redis` block) is unreachable or did not answer within `redis.timeoutMs`: the replica falls back to its own state. */
+  SHARED_STATE_UNAVAILABLE: 'SHARED_STATE_UNAVAILABLE',
 } as const;
 
 /** `error.data` key marking an upstream answer the proxy refused for its size (set by the proxy, never relayed as such). */

@@ -24,6 +24,8 @@ import { openAuditLog, type AuditLog } from './audit/log.js';
 import { SessionOpener } from './serve/sessions.js';
 import { serveConnection } from './serve/stdio.js';
 import type { CallerIdentity, Connection, Proxy } from './serve/proxy-types.js';
+import type { Cluster } from './cluster.js';
+import { RecentChanges } from './federation/recent-changes.js';
 
 export type { CallerIdentity, Connection, DownstreamSession, Proxy, SessionOptions } from './serve/proxy-types.js';
 
@@ -47,6 +49,8 @@ export interface ProxyOptions {
   now?: () => number;
   /** Arms the `list.firstWaitMs` timer of each list request. Default: setTimeout. */
   listTimer?: SetTimer;
+  /** Scale-out (the `redis` block, opened by `openCluster`): shared limits and change events. Default: none (nothing shared). */
+  cluster?: Cluster;
 }
 
 const SERVER_INFO = { name: 'mcp-federate', version: VERSION };
@@ -82,9 +86,24 @@ export function createProxy(options: ProxyOptions): Proxy {
   const sessions = new SessionRegistry(config.listChanged.coalesceMs);
   // One path for every change, whether the upstream said so or a poller noticed: invalidate first,
   // so a client that re-reads as soon as it hears of the change gets fresh content.
-  const changed = (server: string, uri: string): void => {
+  // Scaled out, a change is also published to the other replicas, and one heard from several
+  // (each replica holding the upstream subscription hears it) is delivered once: repeats within
+  // `redis.dedupeMs` only invalidate.
+  const { cluster } = options;
+  const recent = cluster ? new RecentChanges({ windowMs: cluster.config.dedupeMs, ...(options.now ? { now: options.now } : {}) }) : undefined;
+  const changed = (server: string, uri: string, remote = false): void => {
     cache?.invalidate(server, uri);
+    if (recent && !recent.fresh(`u\0${server}\0${uri}`)) {
+      cluster!.counters.duplicates++;
+      return;
+    }
     relay.updated(server, uri);
+    if (cluster && !remote) cluster.publishChange({ kind: 'updated', server, uri });
+  };
+  const listChanged = (server: string, remote = false): void => {
+    if (recent && !recent.fresh(`l\0${server}`)) return;
+    sessions.listChanged();
+    if (cluster && !remote) cluster.publishChange({ kind: 'list', server });
   };
   // Polls are reads made for the principals holding the URI: they pay for them from their read buckets.
   const relay: SubscriptionRelay = new SubscriptionRelay({
@@ -93,7 +112,7 @@ export function createProxy(options: ProxyOptions): Proxy {
     logger,
     ...config.subscriptions,
     onPolledChange: changed,
-    chargePoll: (holders): boolean => gate.chargeBackground(holders),
+    chargePoll: (holders) => gate.chargeBackground(holders),
   });
   const lister = new Lister(pool, createCursorCodec(options.cursorKey ?? randomBytes(32)), config.list, logger, shown, {
     onStartingSkipped: (server) => served.startingSkipped(server),
@@ -104,10 +123,14 @@ export function createProxy(options: ProxyOptions): Proxy {
     ? new ReadCache({ ...config.cache, ...(options.clock ? { clock: options.clock } : {}), onRemove: coherence.release })
     : undefined;
   const resources = new FederatedResources({ pool, uris: shown, lister, relay, cache, coherence });
+  // One bucket name per kind of limit: scaled out, each is shared by every replica through Redis.
+  const clock = options.now ? { now: options.now } : {};
+  const limiterOf = (bucket: string, limits: FederateConfig['limits']['reads' | 'completions']) =>
+    cluster ? cluster.limiter(bucket, limits, clock) : new RateLimiter(limits, clock);
   const rulesOf = (c: FederateConfig): AccessRules => ({
     policy: compilePolicy(c.policy, pool.ids),
-    limiter: new RateLimiter(c.limits.reads, options.now ? { now: options.now } : {}),
-    completions: new RateLimiter(c.limits.completions, options.now ? { now: options.now } : {}),
+    limiter: limiterOf('reads', c.limits.reads),
+    completions: limiterOf('completions', c.limits.completions),
   });
   const audit = options.audit ?? openAuditLog(config.audit, { logger });
   const gate = new AccessGate({ resources, uris, issued, rules: rulesOf(config), audit, logger, ...(options.now ? { now: options.now } : {}) });
@@ -123,8 +146,14 @@ export function createProxy(options: ProxyOptions): Proxy {
     if (n.method === Methods.updated && typeof n.params?.uri === 'string') {
       changed(n.server, n.params.uri);
     } else if (n.method === Methods.listChanged) {
-      sessions.listChanged();
+      listChanged(n.server);
     }
+  });
+  // Another replica's change: only for servers configured here too (an unknown id is dropped).
+  cluster?.onChange((c) => {
+    if (!pool.ids.has(c.server)) return;
+    if (c.kind === 'updated') changed(c.server, c.uri, true);
+    else listChanged(c.server, true);
   });
   const served = new ServerSet({ pool, uris: codec, issued, cache, relay, lister, sessions, started: () => started });
   const defaultCaller: CallerIdentity = { principal: config.stdio.principal, roles: config.stdio.roles, transport: 'stdio' };

@@ -12,16 +12,16 @@ import { noopAuditLog, type AuditEntry, type AuditLog, type AuditOutcome } from 
 import type { Caller } from '../caller.js';
 import { normalizeUri } from '../uri/normalize-uri.js';
 import { POLICY_OUTCOMES, type Policy, type PolicyAction, type PolicyDecision, type PolicySubject, type UriForm } from './policy.js';
-import type { RateLimiter } from './rate-limiter.js';
+import type { Limiter, TakeResult } from './rate-limiter.js';
 import { expandKnown } from './template-expand.js';
 
 /** What the gate enforces; swapped as a whole on reload. */
 export interface AccessRules {
   policy: Policy;
   /** Read limits (`limits.reads`); polled subscriptions and listens draw on them too. */
-  limiter: RateLimiter;
+  limiter: Limiter;
   /** Completion limits (`limits.completions`). Default: unlimited. */
-  completions?: RateLimiter;
+  completions?: Limiter;
 }
 
 /** A principal's own bound that a request hit (sessions, listens, in-flight, queued bytes, subscriptions). */
@@ -180,8 +180,14 @@ export class AccessGate {
 
   /** `resources/read`: rate limited, decided, then read (through the cache). */
   read(caller: Caller, uri: string, signal?: AbortSignal): Promise<ReadResultT> {
-    const trace: OperationTrace = {};
     const limited = this.rules.limiter.take(caller);
+    // A shared limiter answers after one round trip; the local one at once (no extra turn).
+    if (limited instanceof Promise) return limited.then((l) => this.readTaken(l, caller, uri, signal));
+    return this.readTaken(limited, caller, uri, signal);
+  }
+
+  private readTaken(limited: TakeResult, caller: Caller, uri: string, signal?: AbortSignal): Promise<ReadResultT> {
+    const trace: OperationTrace = {};
     if (!limited.ok) {
       const error = rateLimited(limited.retryAfterMs);
       return this.recorded(caller, 'resources/read', uri, trace, RATE_LIMITED, 'rate_limited', this.now()).then(() => Promise.reject(error));
@@ -255,9 +261,14 @@ export class AccessGate {
    * the read of the URI it would produce (`read`); values that would produce a denied URI are dropped.
    */
   complete(caller: Caller, params: CompleteParams, signal?: AbortSignal): Promise<CompleteResultT> {
+    const limited = this.rules.completions?.take(caller);
+    if (limited instanceof Promise) return limited.then((l) => this.completeTaken(l, caller, params, signal));
+    return this.completeTaken(limited, caller, params, signal);
+  }
+
+  private completeTaken(limited: TakeResult | undefined, caller: Caller, params: CompleteParams, signal?: AbortSignal): Promise<CompleteResultT> {
     const trace: OperationTrace = {};
     const uri = params.ref.uri ?? '';
-    const limited = this.rules.completions?.take(caller);
     if (limited && !limited.ok) {
       const error = rateLimited(limited.retryAfterMs);
       return this.recorded(caller, 'completion/complete', uri, trace, COMPLETION_LIMITED, 'rate_limited', this.now()).then(() => Promise.reject(error));
@@ -297,11 +308,12 @@ export class AccessGate {
   /**
    * An upstream read made for the principals holding a polled subscription or listen: each pays one
    * read from its bucket. False when none could (every holder's bucket is empty): the poll waits.
+   * A promise when the limiter is shared (the takes go out together).
    */
-  chargeBackground(holders: readonly Pick<Caller, 'principal' | 'roles'>[]): boolean {
-    let paid = false;
-    for (const holder of holders) if (this.rules.limiter.take(holder).ok) paid = true;
-    return paid;
+  chargeBackground(holders: readonly Pick<Caller, 'principal' | 'roles'>[]): boolean | Promise<boolean> {
+    const taken = holders.map((holder) => this.rules.limiter.take(holder));
+    if (taken.some((t) => t instanceof Promise)) return Promise.all(taken).then((all) => all.some((t) => t.ok));
+    return (taken as TakeResult[]).some((t) => t.ok);
   }
 
   /**
