@@ -132,7 +132,7 @@ export function createProxy(options: ProxyOptions): Proxy {
     limiter: limiterOf('reads', c.limits.reads),
     completions: limiterOf('completions', c.limits.completions),
   });
-  const audit = options.audit ?? openAuditLog(config.audit, { logger });
+  const audit = options.audit ?? openAuditLog(config.audit, { logger, ...(cluster ? { chain: cluster.replica } : {}) });
   const gate = new AccessGate({ resources, uris, issued, rules: rulesOf(config), audit, logger, ...(options.now ? { now: options.now } : {}) });
   sessions.onListChanged(() => lister.dropReadAhead()); // read-ahead from before a change is not reused
 
