@@ -95,10 +95,13 @@ export function createProxy(options: ProxyOptions): Proxy {
     cache?.invalidate(server, uri);
     if (recent && !recent.fresh(`u\0${server}\0${uri}`)) {
       cluster!.counters.duplicates++;
+      logger.debug({ server, remote }, 'change repeated: cache invalidated, not delivered again');
       return;
     }
     relay.updated(server, uri);
-    if (cluster && !remote) cluster.publishChange({ kind: 'updated', server, uri });
+    if (!cluster) return;
+    logger.debug({ server, remote }, 'change delivered');
+    if (!remote) cluster.publishChange({ kind: 'updated', server, uri });
   };
   const listChanged = (server: string, remote = false): void => {
     if (recent && !recent.fresh(`l\0${server}`)) return;

@@ -95,17 +95,25 @@ export class Haproxy implements AsyncDisposable {
 
   private constructor(readonly port: number) {}
 
-  /** Starts haproxy with the config `render(port)` returns (the frontend must bind 127.0.0.1:port). */
-  static async start(render: (port: number) => string): Promise<Haproxy> {
+  /** Starts haproxy with the config `render(port)` returns (the frontend must bind 127.0.0.1:port); `port`: a free one by default. */
+  static async start(render: (port: number) => string, port?: number): Promise<Haproxy> {
     const bin = findBinary('haproxy');
     if (!bin) throw new Error('haproxy not found (apt-get install haproxy; .ci/run does)');
-    const h = new Haproxy(await freePort());
+    const h = new Haproxy(port ?? (await freePort()));
     const file = path.join(h.dir, 'haproxy.cfg');
     writeFileSync(file, render(h.port));
     const check = spawnSync(bin, ['-c', '-f', file], { encoding: 'utf8' });
     if (check.status !== 0) throw new Error(`haproxy config invalid:\n${check.stdout}${check.stderr}`);
     h.child = spawn(bin, ['-db', '-f', file], { stdio: ['ignore', 'pipe', 'pipe'] });
-    await within(waitForPort(h.port, h.child), 'haproxy to listen');
+    let output = '';
+    h.child.stdout!.on('data', (d: Buffer) => (output += d.toString()));
+    h.child.stderr!.on('data', (d: Buffer) => (output += d.toString()));
+    await within(
+      waitForPort(h.port, h.child).catch((err: Error) => {
+        throw new Error(`haproxy ${err.message}:\n${output}`);
+      }),
+      'haproxy to listen',
+    );
     return h;
   }
 
