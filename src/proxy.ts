@@ -25,7 +25,7 @@ import { SessionOpener } from './serve/sessions.js';
 import { serveConnection } from './serve/stdio.js';
 import type { CallerIdentity, Connection, Proxy } from './serve/proxy-types.js';
 import type { Cluster } from './cluster.js';
-import { RecentChanges } from './federation/recent-changes.js';
+import { ChangeFanout } from './federation/change-fanout.js';
 
 export type { CallerIdentity, Connection, DownstreamSession, Proxy, SessionOptions } from './serve/proxy-types.js';
 
@@ -84,30 +84,17 @@ export function createProxy(options: ProxyOptions): Proxy {
   const issued = new IssuedUris({ keep: (uri) => !isPlainCanonical(uri) });
   const shown = issued.recording(uris);
   const sessions = new SessionRegistry(config.listChanged.coalesceMs);
-  // One path for every change, whether the upstream said so or a poller noticed: invalidate first,
-  // so a client that re-reads as soon as it hears of the change gets fresh content.
-  // Scaled out, a change is also published to the other replicas, and one heard from several
-  // (each replica holding the upstream subscription hears it) is delivered once: repeats within
-  // `redis.dedupeMs` only invalidate.
+  // One path for every change (an upstream's notice, a poll, another replica's): invalidate, deliver once, publish.
   const { cluster } = options;
-  const recent = cluster ? new RecentChanges({ windowMs: cluster.config.dedupeMs, ...(options.now ? { now: options.now } : {}) }) : undefined;
-  const changed = (server: string, uri: string, remote = false): void => {
-    cache?.invalidate(server, uri);
-    if (recent && !recent.fresh(`u\0${server}\0${uri}`)) {
-      cluster!.counters.duplicates++;
-      logger.debug({ server, remote }, 'change repeated: cache invalidated, not delivered again');
-      return;
-    }
-    relay.updated(server, uri);
-    if (!cluster) return;
-    logger.debug({ server, remote }, 'change delivered');
-    if (!remote) cluster.publishChange({ kind: 'updated', server, uri });
-  };
-  const listChanged = (server: string, remote = false): void => {
-    if (recent && !recent.fresh(`l\0${server}`)) return;
-    sessions.listChanged();
-    if (cluster && !remote) cluster.publishChange({ kind: 'list', server });
-  };
+  const fanout = new ChangeFanout({
+    invalidate: (server, uri) => cache?.invalidate(server, uri),
+    deliver: (server, uri) => relay.updated(server, uri),
+    listChanged: () => sessions.listChanged(),
+    logger,
+    ...(cluster ? { peers: { dedupeMs: cluster.config.dedupeMs, counters: cluster.counters, publishChange: cluster.publishChange } } : {}),
+    ...(options.now ? { now: options.now } : {}),
+  });
+  const changed = (server: string, uri: string): void => fanout.updated(server, uri);
   // Polls are reads made for the principals holding the URI: they pay for them from their read buckets.
   const relay: SubscriptionRelay = new SubscriptionRelay({
     pool,
@@ -149,14 +136,14 @@ export function createProxy(options: ProxyOptions): Proxy {
     if (n.method === Methods.updated && typeof n.params?.uri === 'string') {
       changed(n.server, n.params.uri);
     } else if (n.method === Methods.listChanged) {
-      listChanged(n.server);
+      fanout.listChanged(n.server);
     }
   });
   // Another replica's change: only for servers configured here too (an unknown id is dropped).
   cluster?.onChange((c) => {
     if (!pool.ids.has(c.server)) return;
-    if (c.kind === 'updated') changed(c.server, c.uri, true);
-    else listChanged(c.server, true);
+    if (c.kind === 'updated') fanout.updated(c.server, c.uri, true);
+    else fanout.listChanged(c.server, true);
   });
   const served = new ServerSet({ pool, uris: codec, issued, cache, relay, lister, sessions, started: () => started });
   const defaultCaller: CallerIdentity = { principal: config.stdio.principal, roles: config.stdio.roles, transport: 'stdio' };
