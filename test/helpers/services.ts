@@ -51,7 +51,12 @@ export class RedisServer implements AsyncDisposable {
   private constructor(readonly port: number) {}
 
   static async start(): Promise<RedisServer> {
-    const r = new RedisServer(await freePort());
+    return RedisServer.startOn(await freePort());
+  }
+
+  /** On a given port (one a client is already trying to reach). */
+  static async startOn(port: number): Promise<RedisServer> {
+    const r = new RedisServer(port);
     await r.spawn();
     return r;
   }

@@ -5,7 +5,7 @@ import { openCluster, type ChangeEvent, type Cluster } from '../../src/cluster.j
 import { RedisSchema } from '../../src/config/schema.js';
 import { RateLimitSchema } from '../../src/config/schema.js';
 import { createLogger } from '../../src/logger.js';
-import { RedisServer } from '../helpers/services.js';
+import { freePort, RedisServer } from '../helpers/services.js';
 import { deferred, within } from '../helpers/gate.js';
 
 const alice = { principal: 'alice', roles: [] as string[] };
@@ -149,5 +149,30 @@ describe('shared state through a real redis-server', () => {
     replicas[0]!.cluster.publishReload();
     await within(both.promise, 'the other replicas to reload');
     expect(ran[0]).toBe(0);
+  });
+
+  it('a replica started while Redis is unreachable serves at once on its fallback, and shares once Redis appears', async () => {
+    const port = await freePort();
+    const log = recordingLogger();
+    const cluster = await openCluster(RedisSchema.parse({ url: `redis://127.0.0.1:${port}`, replicas: 3, chain: 'late' }), { logger: log.logger });
+    try {
+      const limiter = cluster.limiter('reads', LIMITS);
+      const local = [];
+      for (let i = 0; i < 5; i++) local.push(limiter.take(alice)); // synchronous: nothing waits for Redis
+      expect(local.filter((a) => !(a instanceof Promise) && a.ok)).toHaveLength(3);
+      expect(cluster.counters).toMatchObject({ up: 0, fallbacks: 5, roundTrips: 0 });
+      const connected = log.next((r) => r.msg === 'redis connected: limits, change events and reloads are shared');
+      const late = await RedisServer.startOn(port);
+      try {
+        await within(connected, 'the late Redis to be found');
+        expect(await limiter.take(alice)).toEqual({ ok: true });
+        expect(cluster.counters.fallbacks).toBe(5);
+      } finally {
+        await late[Symbol.asyncDispose]();
+      }
+    } finally {
+      await cluster.close();
+      await cluster.close(); // idempotent
+    }
   });
 });
