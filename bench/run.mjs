@@ -829,8 +829,8 @@ const httpPhase = async () => {
   await closeHandles(settle, idleProxy);
 };
 
-/** `BENCH_PHASES=read,list` runs only those phases (read, modern, access, list, startup, extras, http); default: all. */
-const PHASES = new Set((process.env.BENCH_PHASES ?? 'read,modern,access,list,startup,extras,http').split(',').map((p) => p.trim()));
+/** `BENCH_PHASES=read,list` runs only those phases (read, modern, access, list, startup, extras, http, cluster); default: all. */
+const PHASES = new Set((process.env.BENCH_PHASES ?? 'read,modern,access,list,startup,extras,http,cluster').split(',').map((p) => p.trim()));
 
 const main = async () => {
   progress(existsSync(CLI) ? `proxy: ${CLI}` : `proxy: ${CLI} missing, proxy columns will be n/a`);
@@ -859,6 +859,28 @@ const main = async () => {
     await extrasPhase(direct, proxy);
   }
   if (PHASES.has('http')) await httpPhase();
+  if (PHASES.has('cluster')) {
+    const { clusterPhase } = await import('./cluster.mjs');
+    const toolbox = {
+      N,
+      tmp,
+      ROOT,
+      FIXTURE,
+      BASE_ARGS,
+      HTTP_TOKEN,
+      textUris,
+      pool,
+      now,
+      addRow,
+      notes,
+      progress,
+      RATIO,
+      PROXY,
+      interleavedMedians,
+      spawnHttpProxy,
+    };
+    await attempt(() => clusterPhase(toolbox)).then((e) => e instanceof Error && addRow('cluster phase', undefined, e, 'rps'));
+  }
   await closeAll();
   const report = renderReport();
   writeFileSync(RESULTS, report);

@@ -14,7 +14,7 @@ export const REFERENCE_FILE = 'docs/configuration-reference.md';
  * The schema's source files, in the order their blocks appear in the config (the assembly last):
  * their TSDoc is read as one text, so a spread (`...commonServerFields`) resolves across them.
  */
-export const SCHEMA_SOURCES = ['fields', 'servers', 'core', 'http', 'auth', 'audit', 'policy', 'limits', 'tools', 'bridge', 'observe']
+export const SCHEMA_SOURCES = ['fields', 'servers', 'core', 'http', 'auth', 'audit', 'policy', 'limits', 'tools', 'bridge', 'observe', 'redis']
   .map((block) => `src/config/schema/${block}.ts`)
   .concat('src/config/schema.ts');
 

@@ -13,6 +13,7 @@ import { createLogger, flushLogger, type Logger } from './logger.js';
 import { LineTransport } from './wire/line-transport.js';
 import { notificationCoalesceKey } from './protocol.js';
 import type { Proxy } from './proxy.js';
+import type { Cluster } from './cluster.js';
 import { HttpSchema, type FederateConfig, type HttpConfig } from './config/schema.js';
 import { isLoopback } from './serve/origin-host.js';
 import { prespawn } from './upstream/transports.js';
@@ -140,12 +141,21 @@ async function main(argv: string[]): Promise<number> {
   // Children first, then the heavy modules (SDK, zod schemas, ajv) load while the children boot.
   const early = prespawn(config, logger);
   const { createProxy } = await import('./proxy.js');
+  // Scale-out only when configured (and only to serve): without a `redis` block nothing of it loads.
+  const cluster = config.redis && command === 'serve' ? await (await import('./cluster.js')).openCluster(config.redis, { logger }) : undefined;
   // Metrics are collected only where they can be scraped: the HTTP listener, or `metrics.listen`.
   const metrics =
     command === 'serve' && config.metrics.enabled && (http || config.metrics.listen)
       ? (await import('./observe/prometheus.js')).createPrometheusMetrics(config.metrics)
       : undefined;
-  const proxy = createProxy({ config, logger, transportFactory: early.factory, reconnect: command !== 'ls', ...(metrics ? { metrics } : {}) });
+  const proxy = createProxy({
+    config,
+    logger,
+    transportFactory: early.factory,
+    reconnect: command !== 'ls',
+    ...(metrics ? { metrics } : {}),
+    ...(cluster ? { cluster } : {}),
+  });
   if (command === 'ls') {
     try {
       // Progress on stderr as each upstream settles (not with --json: a script reads one object and the log).
@@ -166,16 +176,15 @@ async function main(argv: string[]): Promise<number> {
   // A promise nobody awaited that rejects is a bug of ours, not a reason to drop every session.
   process.on('unhandledRejection', (reason) => logger.error({ err: String(reason) }, 'unhandled rejection'));
   if (!proxy.gate.enforced) logger.warn('no "policy" block: every caller may see every resource (add one to enforce access rules)');
-  const reloads = watchReloads(
-    createReloader({
-      file: filepath,
-      running: { config, written },
-      // The bind cannot change on reload: a non-loopback one keeps needing auth.
-      context: { requireAuth: http !== undefined && !isLoopback(http.host) && !values['allow-unauthenticated'] },
-      logger,
-      watch: values.watch === true,
-    }),
-  );
+  const reloader = createReloader({
+    file: filepath,
+    running: { config, written },
+    // The bind cannot change on reload: a non-loopback one keeps needing auth.
+    context: { requireAuth: http !== undefined && !isLoopback(http.host) && !values['allow-unauthenticated'] },
+    logger,
+    watch: values.watch === true,
+  });
+  const reloads = watchReloads(reloader, cluster);
   // Servers first, then policy (compiled against the new server ids), in the same tick.
   reloads.on((next, plan) => {
     const { added, removed, restarted } = plan.servers;
@@ -190,8 +199,8 @@ async function main(argv: string[]): Promise<number> {
     const closeReloads = reloads.close;
     reloads.close = () => Promise.all([closeReloads(), ops.close()]).then(() => undefined);
   }
-  if (http)
-    return serveHttp(proxy, http, config, logger, stopRequested, () => Promise.all([early.close(), reloads.close()]).then(() => undefined), reloads, metrics);
+  const closeEarly = () => Promise.all([early.close(), reloads.close()]).then(() => cluster?.close());
+  if (http) return serveHttp(proxy, http, config, logger, stopRequested, closeEarly, reloads, metrics);
   const transport = new LineTransport(process.stdin, process.stdout, {
     maxMessageBytes: config.wire.maxMessageBytes,
     maxDepth: config.wire.maxDepth,
@@ -202,7 +211,7 @@ async function main(argv: string[]): Promise<number> {
   const sessionLost = new Promise<string>((resolve) => {
     transport.onloss = (loss) => resolve(`session lost (${loss.reason})`);
   });
-  return serve(proxy, transport, logger, stopRequested, sessionLost, () => Promise.all([early.close(), reloads.close()]).then(() => undefined));
+  return serve(proxy, transport, logger, stopRequested, sessionLost, closeEarly);
 }
 
 /** Configuration reloads: SIGHUP, and (with --watch) changes of the config file. */
@@ -213,11 +222,17 @@ interface Reloads {
 
 /**
  * Reloads the config file on SIGHUP (and on change with --watch): see {@link createReloader} for
- * what is refused and what is applied; sessions stay.
+ * what is refused and what is applied; sessions stay. With `redis.reloadChannel`, a SIGHUP is also
+ * published to the other replicas, and theirs reload this one.
  */
-function watchReloads(reloader: Reloader): Reloads {
-  const onHup = () => void reloader.reload('SIGHUP');
+function watchReloads(reloader: Reloader, cluster?: Cluster): Reloads {
+  // Scaled out with `redis.reloadChannel`: a SIGHUP here is published, and one published elsewhere reloads here.
+  const onHup = () => {
+    void reloader.reload('SIGHUP');
+    cluster?.publishReload();
+  };
   process.on('SIGHUP', onHup);
+  cluster?.onReload(() => void reloader.reload('published by another replica'));
   return {
     on: (applier) => reloader.on(applier),
     async close() {

@@ -34,6 +34,8 @@ export const ErrorCodes = {
    * it; `details.method` and `details.reason` say which.
    */
   INPUT_DECLINED: 'INPUT_DECLINED',
+  /** Redis (the `redis` block) is unreachable or did not answer within `redis.timeoutMs`: the replica falls back to its own state. */
+  SHARED_STATE_UNAVAILABLE: 'SHARED_STATE_UNAVAILABLE',
 } as const;
 
 /** `error.data` key marking an upstream answer the proxy refused for its size (set by the proxy, never relayed as such). */

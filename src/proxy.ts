@@ -34,6 +34,8 @@ import { failureClass, noopMetrics, type Metrics, type UpstreamState } from './o
 import { createAccessLog } from './observe/access-log.js';
 import { readiness } from './observe/readiness.js';
 import type { UpstreamStatus } from './upstream/upstream.js';
+import type { Cluster } from './cluster.js';
+import { ChangeFanout } from './federation/change-fanout.js';
 
 export type { CallerIdentity, Connection, DownstreamSession, Proxy, SessionOptions } from './serve/proxy-types.js';
 
@@ -63,6 +65,8 @@ export interface ProxyOptions {
   wallClock?: () => number;
   /** Where requests, upstreams, the cache, audit writes and sessions are reported. Default: {@link noopMetrics}. */
   metrics?: Metrics;
+  /** Scale-out (the `redis` block, opened by `openCluster`): shared limits and change events. Default: none (nothing shared). */
+  cluster?: Cluster;
 }
 
 /** An upstream's status as the metrics show it. */
@@ -115,12 +119,17 @@ export function createProxy(options: ProxyOptions): Proxy {
   const issued = new IssuedUris({ keep: (uri) => !isPlainCanonical(uri) });
   const shown = issued.recording(uris);
   const sessions = new SessionRegistry(config.listChanged.coalesceMs, metrics);
-  // One path for every change, whether the upstream said so or a poller noticed: invalidate first,
-  // so a client that re-reads as soon as it hears of the change gets fresh content.
-  const changed = (server: string, uri: string): void => {
-    cache?.invalidate(server, uri);
-    relay.updated(server, uri);
-  };
+  // One path for every change (an upstream's notice, a poll, another replica's): invalidate, deliver once, publish.
+  const { cluster } = options;
+  const fanout = new ChangeFanout({
+    invalidate: (server, uri) => cache?.invalidate(server, uri),
+    deliver: (server, uri) => relay.updated(server, uri),
+    listChanged: () => sessions.listChanged(),
+    logger,
+    ...(cluster ? { peers: { dedupeMs: cluster.config.dedupeMs, counters: cluster.counters, publishChange: cluster.publishChange } } : {}),
+    ...(options.now ? { now: options.now } : {}),
+  });
+  const changed = (server: string, uri: string): void => fanout.updated(server, uri);
   // Polls are reads made for the principals holding the URI: they pay for them from their read buckets.
   const relay: SubscriptionRelay = new SubscriptionRelay({
     pool,
@@ -128,7 +137,7 @@ export function createProxy(options: ProxyOptions): Proxy {
     logger,
     ...config.subscriptions,
     onPolledChange: changed,
-    chargePoll: (holders): boolean => gate.chargeBackground(holders),
+    chargePoll: (holders) => gate.chargeBackground(holders),
     metrics,
   });
   const lister = new Lister(pool, createCursorCodec(options.cursorKey ?? randomBytes(32)), config.list, logger, shown, {
@@ -146,13 +155,17 @@ export function createProxy(options: ProxyOptions): Proxy {
   const timeouts = () => config.timeouts;
   const tools = new FederatedTools({ uris: shown, lister, calls, timeouts });
   const prompts = new FederatedPrompts({ uris: shown, calls, timeouts });
+  // One bucket name per kind of limit: scaled out, each is shared by every replica through Redis.
+  const clock = options.now ? { now: options.now } : {};
+  const limiterOf = (bucket: string, limits: FederateConfig['limits']['reads' | 'completions' | 'calls']) =>
+    cluster ? cluster.limiter(bucket, limits, clock) : new RateLimiter(limits, clock);
   const rulesOf = (c: FederateConfig): AccessRules => ({
     policy: compilePolicy(c.policy, pool.ids),
-    limiter: new RateLimiter(c.limits.reads, options.now ? { now: options.now } : {}),
-    completions: new RateLimiter(c.limits.completions, options.now ? { now: options.now } : {}),
-    calls: new RateLimiter(c.limits.calls, options.now ? { now: options.now } : {}),
+    limiter: limiterOf('reads', c.limits.reads),
+    completions: limiterOf('completions', c.limits.completions),
+    calls: limiterOf('calls', c.limits.calls),
   });
-  const audit = options.audit ?? openAuditLog(config.audit, { logger });
+  const audit = options.audit ?? openAuditLog(config.audit, { logger, ...(cluster ? { chain: cluster.replica } : {}) });
   const items = { tools, prompts, catalog, names, recordArguments: config.audit?.arguments === true };
   const accessLog = config.accessLog ? createAccessLog(logger) : undefined;
   const gate = new AccessGate({
@@ -188,7 +201,7 @@ export function createProxy(options: ProxyOptions): Proxy {
     if (n.method === Methods.updated && typeof n.params?.uri === 'string') {
       changed(n.server, n.params.uri);
     } else if (n.method === Methods.listChanged) {
-      sessions.listChanged();
+      fanout.listChanged(n.server);
     } else if (n.method === Methods.toolsListChanged || n.method === Methods.promptsListChanged) {
       const kind = n.method === Methods.toolsListChanged ? 'tools' : 'prompts';
       catalog.invalidate(n.server, kind);
@@ -196,6 +209,12 @@ export function createProxy(options: ProxyOptions): Proxy {
     } else if (n.method === Methods.message) {
       if (!calls.message(n.server, n.params)) logger.debug({ server: n.server }, 'upstream log message not relayed: no single call in flight');
     }
+  });
+  // Another replica's change: only for servers configured here too (an unknown id is dropped).
+  cluster?.onChange((c) => {
+    if (!pool.ids.has(c.server)) return;
+    if (c.kind === 'updated') fanout.updated(c.server, c.uri, true);
+    else fanout.listChanged(c.server, true);
   });
   const served = new ServerSet({ pool, uris: codec, issued, cache, relay, lister, sessions, catalog, names: naming, started: () => started });
   // A kind is offered while some upstream has it, or may have it (not connected yet): a session can

@@ -21,7 +21,7 @@ import { noopAuditLog, type AuditEntry, type AuditLog, type AuditOutcome } from 
 import type { Caller } from '../caller.js';
 import { normalizeUri } from '../uri/normalize-uri.js';
 import { POLICY_OUTCOMES, type Policy, type PolicyAction, type PolicyDecision, type PolicyItem, type PolicySubject, type UriForm } from './policy.js';
-import type { RateLimiter } from './rate-limiter.js';
+import type { Limiter, TakeResult } from './rate-limiter.js';
 import { expandKnown } from './template-expand.js';
 import { noopMetrics, requestOutcome, type Metrics, type RequestRecord } from '../observe/metrics.js';
 import type { AccessLog } from '../observe/access-log.js';
@@ -30,11 +30,11 @@ import type { AccessLog } from '../observe/access-log.js';
 export interface AccessRules {
   policy: Policy;
   /** Read limits (`limits.reads`); polled subscriptions and listens draw on them too. */
-  limiter: RateLimiter;
+  limiter: Limiter;
   /** Completion limits (`limits.completions`). Default: unlimited. */
-  completions?: RateLimiter;
+  completions?: Limiter;
   /** Tool call and prompt get limits (`limits.calls`). Default: unlimited. */
-  calls?: RateLimiter;
+  calls?: Limiter;
 }
 
 /** What the gate needs to govern tools and prompts. */
@@ -223,8 +223,14 @@ export class AccessGate {
    * upstream (the bridge, when the caller may be asked for input): the answer may then be `input_required`.
    */
   read(caller: Caller, uri: string, signal?: AbortSignal, relay?: CallRelay): Promise<ReadResultT | InputRequiredResult> {
-    const trace: OperationTrace = {};
     const limited = this.rules.limiter.take(caller);
+    // A shared limiter answers after one round trip; the local one at once (no extra turn).
+    if (limited instanceof Promise) return limited.then((l) => this.readTaken(l, caller, uri, signal, relay));
+    return this.readTaken(limited, caller, uri, signal, relay);
+  }
+
+  private readTaken(limited: TakeResult, caller: Caller, uri: string, signal?: AbortSignal, relay?: CallRelay): Promise<ReadResultT | InputRequiredResult> {
+    const trace: OperationTrace = {};
     if (!limited.ok) {
       const error = rateLimited(limited.retryAfterMs);
       return this.recorded(caller, 'resources/read', uri, trace, RATE_LIMITED, 'rate_limited', this.now()).then(() => Promise.reject(error));
@@ -299,9 +305,14 @@ export class AccessGate {
    */
   complete(caller: Caller, params: CompleteParams, signal?: AbortSignal): Promise<CompleteResultT> {
     if (params.ref.type === 'ref/prompt' && this.options.items) return this.completePrompt(caller, params, signal);
+    const limited = this.rules.completions?.take(caller);
+    if (limited instanceof Promise) return limited.then((l) => this.completeTaken(l, caller, params, signal));
+    return this.completeTaken(limited, caller, params, signal);
+  }
+
+  private completeTaken(limited: TakeResult | undefined, caller: Caller, params: CompleteParams, signal?: AbortSignal): Promise<CompleteResultT> {
     const trace: OperationTrace = {};
     const uri = params.ref.uri ?? '';
-    const limited = this.rules.completions?.take(caller);
     if (limited && !limited.ok) {
       const error = rateLimited(limited.retryAfterMs);
       return this.recorded(caller, 'completion/complete', uri, trace, COMPLETION_LIMITED, 'rate_limited', this.now()).then(() => Promise.reject(error));
@@ -388,11 +399,11 @@ export class AccessGate {
   }
 
   /** `completion/complete` for a `ref/prompt`: the prompt must be allowed (`complete`), else it is unknown. */
-  completePrompt(caller: Caller, params: CompleteParams, signal?: AbortSignal): Promise<CompleteResultT> {
+  async completePrompt(caller: Caller, params: CompleteParams, signal?: AbortSignal): Promise<CompleteResultT> {
     const parts = this.itemParts();
     const name = params.ref.name ?? '';
     const trace: OperationTrace = { name };
-    const limited = this.rules.completions?.take(caller);
+    const limited = await this.rules.completions?.take(caller); // a shared limiter answers after one round trip
     if (limited && !limited.ok) {
       const error = rateLimited(limited.retryAfterMs);
       return this.recorded(caller, 'completion/complete', undefined, trace, COMPLETION_LIMITED, 'rate_limited', this.now()).then(() => Promise.reject(error));
@@ -402,7 +413,7 @@ export class AccessGate {
     );
   }
 
-  private itemCall<T>(
+  private async itemCall<T>(
     caller: Caller,
     kind: ItemKind,
     params: Record<string, unknown> & { name: string },
@@ -413,7 +424,7 @@ export class AccessGate {
     const canonical = canonicalArguments(args);
     const trace: OperationTrace = { name: params.name, argumentsSha256: createHash('sha256').update(canonical).digest('hex') };
     if (this.itemParts().recordArguments) trace.arguments = canonical;
-    const limited = this.rules.calls?.take(caller);
+    const limited = await this.rules.calls?.take(caller); // a shared limiter answers after one round trip
     if (limited && !limited.ok) {
       const error = rateLimited(limited.retryAfterMs);
       return this.recorded(caller, method, undefined, trace, CALL_LIMITED, 'rate_limited', this.now()).then(() => Promise.reject(error));
@@ -462,11 +473,12 @@ export class AccessGate {
   /**
    * An upstream read made for the principals holding a polled subscription or listen: each pays one
    * read from its bucket. False when none could (every holder's bucket is empty): the poll waits.
+   * A promise when the limiter is shared (the takes go out together).
    */
-  chargeBackground(holders: readonly Pick<Caller, 'principal' | 'roles'>[]): boolean {
-    let paid = false;
-    for (const holder of holders) if (this.rules.limiter.take(holder).ok) paid = true;
-    return paid;
+  chargeBackground(holders: readonly Pick<Caller, 'principal' | 'roles'>[]): boolean | Promise<boolean> {
+    const taken = holders.map((holder) => this.rules.limiter.take(holder));
+    if (taken.some((t) => t instanceof Promise)) return Promise.all(taken).then((all) => all.some((t) => t.ok));
+    return (taken as TakeResult[]).some((t) => t.ok);
   }
 
   /**

@@ -6,13 +6,24 @@ import type { CallLimitConfig, CompletionLimitConfig, RateLimitConfig } from '..
 /** One limit entry: a read limit (`readsPerMinute`), a completion limit (`completionsPerMinute`) or a call limit (`callsPerMinute`). */
 export type BucketLimit = RateLimitConfig | CompletionLimitConfig | CallLimitConfig;
 
-const perMinuteOf = (l: BucketLimit): number => ('readsPerMinute' in l ? l.readsPerMinute : 'callsPerMinute' in l ? l.callsPerMinute : l.completionsPerMinute);
+/** An entry's sustained rate per minute, whatever its bucket calls it. */
+export const perMinuteOf = (l: BucketLimit): number =>
+  'readsPerMinute' in l ? l.readsPerMinute : 'callsPerMinute' in l ? l.callsPerMinute : l.completionsPerMinute;
 
 /** What {@link RateLimiter.take} looks at of the caller. */
 export type RateLimitSubject = Pick<Caller, 'principal' | 'roles'>;
 
 /** The answer to one read: go ahead, or retry after this many milliseconds. */
 export type TakeResult = { readonly ok: true } | { readonly ok: false; readonly retryAfterMs: number };
+
+/**
+ * What the gate asks for each limited request: the in-process {@link RateLimiter} answers at once,
+ * a shared one (several replicas, one Redis) may take one round trip.
+ */
+export interface Limiter {
+  /** Takes one from the caller's principal's bucket. */
+  take(caller: RateLimitSubject): TakeResult | Promise<TakeResult>;
+}
 
 /** Options of {@link RateLimiter}. */
 export interface RateLimiterOptions {
@@ -23,6 +34,11 @@ export interface RateLimiterOptions {
    * which refills it: a leniency towards that principal, never a refusal. Default: 10000.
    */
   maxPrincipals?: number;
+  /**
+   * This process enforces one `share`-th of every limit (rate and burst, burst at least 1): the
+   * fallback of one of `share` replicas while their shared buckets are unreachable. Default: 1.
+   */
+  share?: number;
 }
 
 interface Bucket {
@@ -49,9 +65,10 @@ const OK: TakeResult = Object.freeze({ ok: true });
  * const limiter = new RateLimiter(config.limits.reads, { now: () => performance.now() });
  * const r = limiter.take(caller); // { ok: true } or { ok: false, retryAfterMs: 120 }
  */
-export class RateLimiter {
+export class RateLimiter implements Limiter {
   private readonly now: () => number;
   private readonly buckets: LRUCache<string, Bucket>;
+  private readonly share: number;
 
   constructor(
     private readonly limits: readonly BucketLimit[],
@@ -59,6 +76,7 @@ export class RateLimiter {
   ) {
     this.now = options.now ?? (() => performance.now());
     this.buckets = new LRUCache({ max: options.maxPrincipals ?? 10_000 });
+    this.share = options.share ?? 1;
   }
 
   /** The `limits` entry that applies to `caller` (the first that matches), or undefined: unlimited. */
@@ -74,12 +92,13 @@ export class RateLimiter {
     const limit = this.limitFor(caller);
     if (limit === undefined) return OK;
     const now = this.now();
-    const perMs = perMinuteOf(limit) / 60_000;
+    const perMs = perMinuteOf(limit) / 60_000 / this.share;
+    const burst = this.share === 1 ? limit.burst : Math.max(1, Math.floor(limit.burst / this.share));
     const bucket = this.buckets.get(caller.principal);
-    let tokens = limit.burst;
+    let tokens = burst;
     if (bucket !== undefined) {
       // A clock that steps back refills nothing (and the bucket keeps its later time).
-      tokens = Math.min(limit.burst, bucket.tokens + Math.max(0, now - bucket.at) * perMs);
+      tokens = Math.min(burst, bucket.tokens + Math.max(0, now - bucket.at) * perMs);
     }
     const at = bucket === undefined ? now : Math.max(now, bucket.at);
     if (tokens >= 1 - EPSILON) {

@@ -54,6 +54,8 @@ export interface AuditLogOptions {
    * timer; tests pass their own). Default: an unref'd `setInterval`.
    */
   every?: (fn: () => void, ms: number) => () => void;
+  /** Scaled out: this replica's id (`redis.chain`), written as `chain` in every record. Default: none (no `chain` field). */
+  chain?: string;
 }
 
 /** The audit log of an unconfigured `audit`: records nothing. */
@@ -105,7 +107,7 @@ export function openAuditLog(config: AuditLogConfig | undefined, options: AuditL
     throw err;
   }
   const anchors = { sink, every: config.anchorEvery ?? 1000, seconds: config.anchorSeconds ?? 30, timer: options.every ?? everyUnref, logger: options.logger };
-  return new ChainWriter(state, now, key, anchors, file);
+  return new ChainWriter(state, now, key, anchors, file, options.chain);
 }
 
 /** The default anchor timer: an interval that does not keep the process alive. */
@@ -167,6 +169,7 @@ class ChainWriter implements AuditLog {
     private readonly key: KeyObject | undefined,
     private readonly anchors: Anchoring,
     private readonly file?: { path: string; maxBytes: number; keep: number },
+    private readonly chain?: string,
   ) {
     this.#state = state;
     this.#anchoredSeq = state.seq;
@@ -177,7 +180,7 @@ class ChainWriter implements AuditLog {
   #seal(entry: AuditEntry): ReturnType<typeof sealRecord> {
     const state = this.#state;
     const keyed = this.key === undefined ? undefined : { key: this.key, prevMac: state.mac ?? GENESIS_HASH };
-    return sealRecord(entry, { seq: state.seq + 1, prev: state.prev, time: this.now(), keyed });
+    return sealRecord(entry, { seq: state.seq + 1, prev: state.prev, time: this.now(), keyed, chain: this.chain });
   }
 
   get writable(): boolean {

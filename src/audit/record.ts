@@ -95,6 +95,8 @@ export interface AuditRecord {
   arguments?: string;
   /** Names of the fields cut to {@link MAX_FIELD_CHARS} (or {@link MAX_ROLES}); absent when none was. */
   truncated?: string[];
+  /** Scaled out (`redis.chain`): the replica whose chain this record is in; absent on a single gateway. */
+  chain?: string;
   /** The previous record's `hash` ({@link GENESIS_HASH} for the first record of a chain). */
   prev: string;
   /** This record's hash: hex SHA-256 of `prev` followed by the JCS form of the record without `hash` (and `mac`). */
@@ -149,7 +151,10 @@ export interface SealedRecord {
  *
  * @example sealRecord(entry, { seq: 1, prev: GENESIS_HASH, time: Date.now() }).line
  */
-export function sealRecord(entry: AuditEntry, at: { seq: number; prev: string; time: number; keyed?: { key: KeyObject; prevMac: string } }): SealedRecord {
+export function sealRecord(
+  entry: AuditEntry,
+  at: { seq: number; prev: string; time: number; keyed?: { key: KeyObject; prevMac: string }; chain?: string | undefined },
+): SealedRecord {
   let truncated: Set<string> | undefined; // allocated only when a field is cut
   const clip = (name: string, value: string): string => {
     if (value.length <= MAX_FIELD_CHARS) return value;
@@ -169,6 +174,7 @@ export function sealRecord(entry: AuditEntry, at: { seq: number; prev: string; t
     argumentsSha256: entry.argumentsSha256,
     bytes: count(entry.bytes),
     cache: entry.cache,
+    chain: at.chain,
     decision: entry.decision,
     durationMs: Number.isFinite(entry.durationMs) ? Math.round(entry.durationMs * 1000) / 1000 : 0,
     filtered: count(entry.filtered),

@@ -170,7 +170,7 @@ class ChainVerifier {
   #records = 0;
   #firstSeq: number | undefined;
   #anchored = false;
-  #last: { seq: number; hash: string; mac: string | undefined; file: string; line: number } | undefined;
+  #last: { seq: number; hash: string; mac: string | undefined; file: string; line: number; chain: unknown } | undefined;
   readonly #key: KeyObject | undefined;
   #macsChecked = 0;
   #keyedSeen = false;
@@ -230,6 +230,8 @@ class ChainVerifier {
     } else {
       if (prev !== last.hash) return `"prev" is not the hash of the record before it (${last.file}:${last.line}): a record was deleted, inserted or moved`;
       if (seq !== last.seq + 1) return `seq ${seq} does not follow seq ${last.seq}`;
+      if (rest.chain !== undefined && last.chain !== undefined && rest.chain !== last.chain)
+        return `chain "${String(rest.chain)}" follows chain "${String(last.chain)}": a record of another replica's chain`;
     }
     const key = this.#key;
     if (key) {
@@ -263,7 +265,7 @@ class ChainVerifier {
       }
     }
     this.#records += 1;
-    this.#last = { seq, hash, mac, file, line: lineNo };
+    this.#last = { seq, hash, mac, file, line: lineNo, chain: rest.chain };
     return undefined;
   }
 
@@ -328,4 +330,30 @@ export async function readAnchorFile(file: string): Promise<{ anchors: ReadAncho
     anchors.push({ ...anchor, line: i + 1 });
   }
   return { anchors, torn: tail !== '' };
+}
+
+/**
+ * The `chain` (replica id) of the first record of `file`; undefined when it has none (a single
+ * gateway's log), is empty, or does not start with a record (the verifier says why).
+ */
+export async function chainOfFile(file: string): Promise<string | undefined> {
+  let handle;
+  try {
+    handle = await open(file, 'r');
+  } catch (err) {
+    throw new AuditFileError(file, err);
+  }
+  try {
+    const buffer = Buffer.alloc(64 * 1024);
+    const { bytesRead } = await handle.read(buffer, 0, buffer.length, 0);
+    const text = buffer.subarray(0, bytesRead).toString('utf8');
+    const first = text.slice(0, text.indexOf('\n') === -1 ? text.length : text.indexOf('\n'));
+    const chain = (JSON.parse(first) as { chain?: unknown }).chain;
+    return typeof chain === 'string' ? chain : undefined;
+  } catch (err) {
+    if (err instanceof SyntaxError) return undefined;
+    throw new AuditFileError(file, err);
+  } finally {
+    await handle.close();
+  }
 }

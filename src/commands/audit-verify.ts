@@ -1,7 +1,7 @@
 // `mcp-federate audit verify <file>...`: checks an audit log's chain (bytes, hashes, MACs, anchors) and prints the verdict.
 import { parseArgs } from 'node:util';
 import { auditKeyFromEnv } from '../audit/key.js';
-import { AuditFileError, readAnchorFile, verifyAuditFiles, type VerifyOptions } from '../audit/verify.js';
+import { AuditFileError, chainOfFile, readAnchorFile, verifyAuditFiles, type VerifyOptions, type VerifyResult } from '../audit/verify.js';
 import { ProxyError } from '../errors.js';
 
 /** Where a command writes; the CLI passes stdout and stderr. */
@@ -19,6 +19,8 @@ export const AUDIT_USAGE = `Usage:
       (audit.jsonl.2 audit.jsonl.1 audit.jsonl): each line must be exactly the canonical form of
       its record, and each hash chain to the one before. Prints the records verified and exits 0,
       or the first broken line (file:line: reason) and exits 1; exits 2 when a file cannot be read.
+      Files of several replicas (scale-out: their records name their chain) are grouped by chain,
+      each verified through its own files in the order given; exits 1 when any chain is broken.
 Options:
   --key-env <NAME>   check every record's MAC with the key held by environment variable NAME
                      (default: audit.keyEnv of --config)
@@ -86,6 +88,12 @@ export async function auditCommand(argv: readonly string[], output: CommandOutpu
       if (torn) output.out(`warning: ${anchorFile}:${anchors.length + 1}: torn last anchor ignored (a write cut short)\n`);
       options.anchors = { file: anchorFile, anchors };
     }
+    // Several replicas' files (scale-out: one chain per replica, named in every record): each chain on its own.
+    const chains = files.length > 1 ? await groupByChain(files) : undefined;
+    if (chains && chains.size > 1) {
+      if (anchorFile !== undefined) return usageError("audit verify: --anchor checks one chain; give one replica's files with its anchor file", output);
+      return await verifyChains(chains, options, output, parsed.values.strict === true);
+    }
     result = await verifyAuditFiles(files, options);
   } catch (err) {
     if (err instanceof AuditFileError || err instanceof ProxyError) {
@@ -133,6 +141,57 @@ export async function auditCommand(argv: readonly string[], output: CommandOutpu
     return 1;
   }
   return 0;
+}
+
+/** Files by the `chain` of their first record, each chain's files in the order given. */
+async function groupByChain(files: readonly string[]): Promise<Map<string | undefined, string[]>> {
+  const groups = new Map<string | undefined, string[]>();
+  for (const file of files) {
+    const chain = await chainOfFile(file);
+    const group = groups.get(chain);
+    if (group) group.push(file);
+    else groups.set(chain, [file]);
+  }
+  return groups;
+}
+
+/**
+ * Verifies each replica's chain through its own files: one line per chain (`chain r1: verified N
+ * records, last seq S hash H`, or where it broke), then a total. Exits 1 when any chain is broken
+ * (or, with `strict`, carries a warning), else 0.
+ */
+async function verifyChains(chains: Map<string | undefined, string[]>, options: VerifyOptions, output: CommandOutput, strict: boolean): Promise<number> {
+  let broken = 0;
+  let warned = 0;
+  let total = 0;
+  const results = await Promise.all([...chains].map(async ([chain, files]) => [chain, files, await verifyAuditFiles(files, options)] as const));
+  for (const [chain, files, r] of results) {
+    const name = chain === undefined ? '(no chain id)' : chain;
+    total += r.records;
+    if (r.broken) {
+      broken++;
+      output.out(`chain ${name}: ${r.broken.file}:${r.broken.line}: ${r.broken.reason}\n`);
+      output.out(`chain ${name}: broken after ${r.records} verified record${plural(r.records)}\n`);
+      continue;
+    }
+    const start = r.anchored ? ` (starts at seq ${r.firstSeq})` : '';
+    const last = r.last ? `, last seq ${r.last.seq} hash ${r.last.hash}` : '';
+    output.out(`chain ${name}: verified ${r.records} record${plural(r.records)} in ${files.length} file${plural(files.length)}${start}${last}\n`);
+    if (chainWarnings(r).length > 0) warned++;
+    for (const w of chainWarnings(r)) output.out(`chain ${name}: warning: ${w}\n`);
+  }
+  output.out(`${chains.size} chains: ${chains.size - broken} verified, ${broken} broken, ${total} records\n`);
+  if (broken > 0) return 1;
+  return strict && warned > 0 ? 1 : 0;
+}
+
+/** The warnings of one chain verified without anchors. */
+function chainWarnings(r: VerifyResult): string[] {
+  const w: string[] = [];
+  if (r.keyed?.unkeyed) w.push(`seq ${r.keyed.unkeyed.from}-${r.keyed.unkeyed.to} carry no MAC`);
+  if (r.uncheckedMacs !== undefined)
+    w.push(`${r.uncheckedMacs} record${plural(r.uncheckedMacs)} carry a MAC that was not checked (no key given: --key-env <NAME>)`);
+  return w;
 }
 
 function plural(n: number): string {

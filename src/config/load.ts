@@ -265,7 +265,7 @@ function formatPath(p: readonly PropertyKey[]): string {
 }
 
 /**
- * Resolves `cwd`, `envFile`, `audit.file` and `audit.anchorFile` against the config file's folder and merges each
+ * Resolves `cwd`, `envFile`, `audit.file`, `audit.anchorFile` and `redis.caFile` against the config file's folder and merges each
  * `envFile` under its server's `env` (which wins). A file that cannot be read is an error naming the server and the path.
  */
 async function resolvePaths(config: FederateConfig, base: string, where: string): Promise<FederateConfig> {
@@ -286,13 +286,14 @@ async function resolvePaths(config: FederateConfig, base: string, where: string)
   };
   const servers: Record<string, ServerConfig> = {};
   for (const [id, s] of Object.entries(config.servers)) servers[id] = await resolve(s); // in order: the first bad file is named
-  const { audit } = config;
+  const { audit, redis } = config;
+  const withRedis = redis?.caFile === undefined ? {} : { redis: { ...redis, caFile: path.resolve(base, redis.caFile) } };
   if (audit) {
     const file = audit.file === 'stderr' ? audit.file : path.resolve(base, audit.file);
     const anchorFile = audit.anchorFile === undefined ? {} : { anchorFile: path.resolve(base, audit.anchorFile) };
-    return { ...config, servers, audit: { ...audit, file, ...anchorFile } };
+    return { ...config, servers, audit: { ...audit, file, ...anchorFile }, ...withRedis };
   }
-  return { ...config, servers };
+  return { ...config, servers, ...withRedis };
 }
 
 function isObject(v: unknown): v is Record<string, unknown> {

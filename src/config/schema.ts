@@ -11,6 +11,7 @@ import { TimeoutsSchema, ToolsSchema } from './schema/tools.js';
 import { prefixCollisions } from '../uri/names.js';
 import { BridgeSchema } from './schema/bridge.js';
 import { MetricsSchema } from './schema/observe.js';
+import { RedisSchema } from './schema/redis.js';
 
 export {
   StdioServerSchema,
@@ -63,6 +64,7 @@ export {
 export { ToolsSchema, TimeoutsSchema, type ToolsConfig, type TimeoutsConfig } from './schema/tools.js';
 export { BridgeSchema, type BridgeConfig } from './schema/bridge.js';
 export { MetricsSchema, type MetricsConfig } from './schema/observe.js';
+export { RedisSchema, type RedisConfig } from './schema/redis.js';
 
 /** `false` written for a block means the block is off: validated as if it were left out (a reload tells the two apart). */
 const offAsAbsent = <T>(v: T | false | undefined): T | undefined => (v === false ? undefined : v);
@@ -131,6 +133,11 @@ export const ConfigSchema = z
     ),
     /** One info line per request (method, server, outcome, duration, principal, session; never contents or tokens). Default: true. */
     accessLog: z.boolean().default(true),
+    /**
+     * Scale-out: replicas sharing rate limits, change events and reloads through Redis (see
+     * docs/scale-out.md). Default: none (one process, nothing shared, nothing of Redis loaded).
+     */
+    redis: RedisSchema.optional(),
   })
   .transform((c, ctx) => {
     if (c.servers && c.mcpServers) {

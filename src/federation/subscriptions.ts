@@ -27,7 +27,7 @@ export interface RelayOptions {
    * Charges the principals holding a polled URI for one re-read of it (each pays from its read
    * bucket); false when none could pay, and the poll is skipped until one can. Default: polls are free.
    */
-  chargePoll?: (holders: readonly PollPayer[]) => boolean;
+  chargePoll?: (holders: readonly PollPayer[]) => boolean | Promise<boolean>;
   /**
    * Called when a poller detects a change, in place of an upstream notification. The composition
    * root treats both alike (invalidate the cache, then {@link SubscriptionRelay.updated}).
@@ -267,11 +267,12 @@ export class SubscriptionRelay {
     const poll = entry.poll;
     if (!poll || poll.busy || upstream.status !== 'ready') return;
     const payers = payersOf(entry.holders);
-    if (payers.length > 0 && this.options.chargePoll && !this.options.chargePoll(payers)) {
+    poll.busy = true;
+    if (payers.length > 0 && this.options.chargePoll && !(await this.options.chargePoll(payers))) {
+      poll.busy = false;
       this.options.logger.debug({ server: entry.server, principals: payers.length }, 'poll paused: read limit reached');
       return;
     }
-    poll.busy = true;
     let hash: string;
     try {
       const result = await upstream.request(Methods.read, { uri: entry.uri }, ReadResult, undefined, payers[0]?.principal);

@@ -307,6 +307,8 @@ export interface HttpGatewayOptions {
   direct?: boolean;
   /** Bound on the wait for `listening`. Default: {@link EVENT_TIMEOUT_MS}. */
   listenMs?: number;
+  /** Environment variables added to the process's. Default: none. */
+  env?: Record<string, string>;
 }
 
 /**
@@ -345,7 +347,7 @@ export class HttpGatewayProcess implements AsyncDisposable {
       ...(options.logLevel ? ['--log-level', options.logLevel] : []),
       ...(options.args ?? []),
     ];
-    const execaOptions = { reject: false, stdin: 'ignore', all: true } as const;
+    const execaOptions = { reject: false, stdin: 'ignore', all: true, ...(options.env ? { env: options.env } : {}) } as const;
     this.process = options.direct ? execa(CLI, args, execaOptions) : execa(process.execPath, [CLI, ...args], execaOptions);
     createInterface({ input: this.process.stderr }).on('line', (line) => {
       this.log += `${line}\n`;

@@ -39,12 +39,19 @@ describe('generated config schema and reference', () => {
   });
 
   it("every example's $schema points at the shipped schema", () => {
-    const dir = path.join(ROOT, 'examples');
-    for (const name of readdirSync(dir)) {
-      if (!/\.(json|ya?ml)$/.test(name) || name === 'docker-compose.yml') continue; // gateway configurations only
-      const text = readFileSync(path.join(dir, name), 'utf8');
-      if (name.endsWith('.json') && name !== 'claude-desktop.json') expect((JSON.parse(text) as { $schema?: string }).$schema, name).toBe(`../${SCHEMA_FILE}`);
-      if (/\.ya?ml$/.test(name)) expect(text, name).toContain(`# yaml-language-server: $schema=../${SCHEMA_FILE}`);
+    // Examples in a folder of their own (examples/cluster/) point one level further up.
+    for (const [dir, up] of [
+      [path.join(ROOT, 'examples'), '../'],
+      [path.join(ROOT, 'examples', 'cluster'), '../../'],
+    ] as const) {
+      for (const name of readdirSync(dir, { withFileTypes: true })
+        .filter((e) => e.isFile() && /\.(json|ya?ml)$/.test(e.name) && e.name !== 'docker-compose.yml')
+        .map((e) => e.name)) {
+        const text = readFileSync(path.join(dir, name), 'utf8');
+        if (name.endsWith('.json') && name !== 'claude-desktop.json')
+          expect((JSON.parse(text) as { $schema?: string }).$schema, name).toBe(`${up}${SCHEMA_FILE}`);
+        if (/\.ya?ml$/.test(name)) expect(text, name).toContain(`# yaml-language-server: $schema=${up}${SCHEMA_FILE}`);
+      }
     }
   });
 });
