@@ -1,6 +1,6 @@
 // One upstream MCP server: its Client session, request queue, timeouts, cancellation, status and events.
-import { Client } from '@modelcontextprotocol/client';
-import type { ServerCapabilities } from '@modelcontextprotocol/client';
+import { Client, ProtocolError, SdkError, SdkErrorCode } from '@modelcontextprotocol/client';
+import type { JSONRPCMessage, ServerCapabilities } from '@modelcontextprotocol/client';
 import type { z } from 'zod';
 import type { ServerConfig } from '../config/schema.js';
 import { installDispatch } from '../wire/dispatch.js';
@@ -40,6 +40,26 @@ export interface UpstreamOptions {
   reconnect?: { initialDelayMs: number; maxDelayMs: number };
   /** Source of jitter in [0, 1). Default: Math.random. */
   random?: () => number;
+  /**
+   * Send 2025-11-25 requests with the proxy's own id correlation (one pending map and one deadline
+   * timer per upstream) instead of the SDK Client's per-request machinery; 2026-07-28 requests always
+   * go through the Client. Default: true, unless the environment sets `MCP_FEDERATE_SDK_REQUESTS=1`
+   * (which runs every request through the Client, e.g. to compare both in the test suites).
+   */
+  fastPath?: boolean;
+}
+
+/** A request sent on the fast path, waiting for its answer. */
+interface Pending {
+  id: number;
+  method: string;
+  schema: ResultSchema<unknown>;
+  /** performance.now() past which it has timed out. */
+  deadline: number;
+  signal: AbortSignal | undefined;
+  onAbort: (() => void) | undefined;
+  resolve: (value: unknown) => void;
+  reject: (err: unknown) => void;
 }
 
 /** The result schema shape `request` validates against: any zod schema. */
@@ -82,6 +102,13 @@ export class Upstream {
   private listens: { client: Client; filter: ListenFilter } | undefined;
   private readonly queuedTimeout = (): ProxyError =>
     new ProxyError(ErrorCodes.UPSTREAM_TIMEOUT, `upstream ${this.id} timed out (queued)`, { details: { server: this.id } });
+  /** Fast-path requests awaiting their answer, by id (negative: the SDK Client's ids count up from 0). */
+  private readonly pending = new Map<number, Pending>();
+  private nextId = -1;
+  /** The one deadline timer of the pending map, armed for `sweepAt`. */
+  private sweepTimer: NodeJS.Timeout | undefined;
+  private sweepAt = Infinity;
+  private readonly fastPath: boolean;
   private readonly notificationListeners = new Set<(n: UpstreamNotification) => void>();
   private readonly statusListeners = new Set<(s: UpstreamStatus) => void>();
   private readonly log: Logger;
@@ -92,6 +119,7 @@ export class Upstream {
     private readonly options: UpstreamOptions,
   ) {
     this.queue = new FairQueue(config.concurrency);
+    this.fastPath = options.fastPath ?? process.env.MCP_FEDERATE_SDK_REQUESTS !== '1';
     this.firstAttempt = new Promise((resolve) => (this.firstAttemptDone = resolve));
     this.log = options.logger.child(config.name === id ? { server: id } : { server: id, name: config.name });
   }
@@ -266,8 +294,10 @@ export class Upstream {
     // The deadline counts from now, queue wait included: a request that waited is given what is
     // left of it when it starts, and one still waiting at its deadline fails without being sent.
     const deadline = performance.now() + timeoutMs;
+    const fast = this.fastPath && client.getNegotiatedProtocolVersion() !== MODERN;
     const send = () => {
       signal?.throwIfAborted(); // cancelled while it waited: never sent
+      if (fast) return this.sendFast(client, method, params, schema as ResultSchema<unknown>, deadline, signal) as Promise<T>;
       const timeout = Math.max(1, Math.round(deadline - performance.now()));
       return client.request({ method, params } as never, schema, signal ? { signal, timeout } : { timeout });
     };
@@ -282,6 +312,99 @@ export class Upstream {
       }
       throw this.translate(err, signal);
     }
+  }
+
+  /**
+   * One request written straight to the transport with an id of our own, answered through the
+   * pending map: no per-request timer (one deadline timer per upstream), no SDK context objects or
+   * schema machinery beyond `schema` itself. Errors take the shapes the SDK Client gives them, so
+   * `translate` reads them alike: a JSON-RPC error is a ProtocolError, a timeout an SdkError
+   * (REQUEST_TIMEOUT, after `notifications/cancelled`), a lost connection CONNECTION_CLOSED.
+   */
+  private sendFast(
+    client: Client,
+    method: string,
+    params: Record<string, unknown> | undefined,
+    schema: ResultSchema<unknown>,
+    deadline: number,
+    signal: AbortSignal | undefined,
+  ): Promise<unknown> {
+    const transport = client.transport;
+    if (!transport) return Promise.reject(new SdkError(SdkErrorCode.NotConnected, 'Not connected'));
+    return new Promise((resolve, reject) => {
+      const id = this.nextId--;
+      const entry: Pending = { id, method, schema, deadline, signal, onAbort: undefined, resolve, reject };
+      this.pending.set(id, entry);
+      if (signal) {
+        entry.onAbort = () => this.cancelPending(entry, signal.reason);
+        signal.addEventListener('abort', entry.onAbort, { once: true });
+      }
+      if (deadline < this.sweepAt) this.armSweep(deadline);
+      const message = params === undefined ? { jsonrpc: '2.0', id, method } : { jsonrpc: '2.0', id, method, params };
+      transport.send(message as JSONRPCMessage).catch((err: unknown) => this.settle(entry, err));
+    });
+  }
+
+  /** An answer (or an error standing in for one) to a fast-path request. */
+  private onFastResponse(message: { id: number; result?: unknown; error?: { code: number; message: string; data?: unknown } }): void {
+    const entry = this.pending.get(message.id);
+    if (!entry) return void this.log.debug({ id: message.id }, 'answer to no pending request');
+    if (message.error !== undefined) {
+      const { code, message: text, data } = message.error;
+      return this.settle(entry, ProtocolError.fromError(code, text, data));
+    }
+    let result = message.result;
+    // As the SDK's 2025-11-25 codec: a stray `resultType` is not part of the result.
+    if (result !== null && typeof result === 'object' && !Array.isArray(result) && 'resultType' in result) {
+      result = { ...(result as Record<string, unknown>) };
+      delete (result as Record<string, unknown>).resultType;
+    }
+    const parsed = entry.schema.safeParse(result);
+    if (parsed.success) this.settle(entry, undefined, parsed.data);
+    else this.settle(entry, new SdkError(SdkErrorCode.InvalidResult, `Invalid result for ${entry.method}: ${parsed.error.message}`));
+  }
+
+  private settle(entry: Pending, err: unknown, result?: unknown): void {
+    if (!this.pending.delete(entry.id)) return;
+    if (entry.onAbort) entry.signal?.removeEventListener('abort', entry.onAbort);
+    if (err === undefined) entry.resolve(result);
+    else entry.reject(err);
+  }
+
+  /** A timed out or aborted fast-path request: the upstream is told (`notifications/cancelled`), the caller rejected. */
+  private cancelPending(entry: Pending, reason: unknown): void {
+    if (!this.pending.has(entry.id)) return;
+    const notice = { jsonrpc: '2.0', method: CANCELLED, params: { requestId: entry.id, reason: String(reason) } };
+    this.client?.transport?.send(notice as JSONRPCMessage).catch((err: unknown) => this.log.debug({ err: String(err) }, 'failed to send cancellation'));
+    this.settle(entry, reason instanceof SdkError ? reason : new SdkError(SdkErrorCode.RequestTimeout, String(reason)));
+  }
+
+  private armSweep(at: number): void {
+    clearTimeout(this.sweepTimer);
+    this.sweepAt = at;
+    this.sweepTimer = setTimeout(() => this.sweep(), Math.max(0, at - performance.now()));
+    this.sweepTimer.unref?.();
+  }
+
+  /** Times out every pending request past its deadline, and re-arms for the earliest one left (at most `concurrency` to look at). */
+  private sweep(): void {
+    this.sweepTimer = undefined;
+    this.sweepAt = Infinity;
+    const now = performance.now();
+    let next = Infinity;
+    for (const entry of this.pending.values()) {
+      if (entry.deadline <= now) this.cancelPending(entry, new SdkError(SdkErrorCode.RequestTimeout, 'Request timed out', { timeout: this.config.timeoutMs }));
+      else if (entry.deadline < next) next = entry.deadline;
+    }
+    if (next < Infinity) this.armSweep(next);
+  }
+
+  /** Fails every fast-path request still waiting (the connection it was sent on is gone). */
+  private failPending(err: unknown): void {
+    clearTimeout(this.sweepTimer);
+    this.sweepTimer = undefined;
+    this.sweepAt = Infinity;
+    for (const entry of [...this.pending.values()]) this.settle(entry, err);
   }
 
   /** Subscribes to every notification this upstream sends. Returns the unsubscribe function. */
@@ -310,6 +433,7 @@ export class Upstream {
     this.connectingClient = undefined;
     this.connectingTransport = undefined;
     this.queue.clear(new ProxyError(ErrorCodes.CLOSED, `upstream ${this.id} is closed`));
+    this.failPending(new SdkError(SdkErrorCode.ConnectionClosed, 'Connection closed'));
     await Promise.all(closing.map((c) => c?.close().catch((err: unknown) => this.log.debug({ err: String(err) }, 'close failed'))));
   }
 
@@ -328,9 +452,19 @@ export class Upstream {
       for (const l of this.notificationListeners) l({ method: n.method, params: n.params });
     };
     client.onerror = (err) => this.log.debug({ err: String(err) }, 'upstream transport error');
+    // Answers to fast-path requests (negative ids) are ours; every other goes to the SDK as before. The
+    // dispatch installed on the transport calls `_onresponse` for answers and for errors standing in for refused ones.
+    const internals = client as unknown as { _onresponse(message: unknown): void };
+    const sdkOnResponse = internals._onresponse.bind(client);
+    internals._onresponse = (message) => {
+      const id = (message as { id?: unknown }).id;
+      if (typeof id === 'number' && id < 0) return this.onFastResponse(message as { id: number });
+      sdkOnResponse(message);
+    };
     client.onclose = () => {
       if (this.client !== client) return;
       this.client = undefined;
+      this.failPending(new SdkError(SdkErrorCode.ConnectionClosed, 'Connection closed'));
       void this.listens?.filter.close(); // the relay re-subscribes on the next connection
       this.listens = undefined;
       if (this.status === 'closed') return;
@@ -405,6 +539,7 @@ function isConnectionLost(err: unknown): boolean {
 }
 
 const MODERN = '2026-07-28';
+const CANCELLED = 'notifications/cancelled';
 
 /**
  * An attempt's error as one line: its message, plus the HTTP status when the SDK kept it only in the
