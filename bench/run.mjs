@@ -794,6 +794,10 @@ const httpPhase = async () => {
   const upstreamFixture = await attempt(() => spawnHttpFixture());
   const httpProxy = await on(upstreamFixture, (f) => spawnHttpProxy({ url: f.url }, noCache));
   const viaHttp = await on(httpProxy, (p) => connectLightHttp('HTTP proxy client (HTTP upstream)', p));
+  // BENCH_HTTP_SDK=1 adds the gateway with the SDK's HTTP client towards the upstream (httpClient: "sdk"), for comparison.
+  const sdkProxy =
+    process.env.BENCH_HTTP_SDK === '1' ? await on(upstreamFixture, (f) => spawnHttpProxy({ url: f.url, httpClient: 'sdk' }, noCache)) : undefined;
+  const viaSdk = sdkProxy && (await on(sdkProxy, (p) => connectLightHttp('HTTP proxy client (HTTP upstream, SDK client)', p)));
   notes.add(
     'HTTP rows: every throughput and latency client is bench/light-http.mjs, a light MCP client on node:http with a keep-alive agent (32 sockets), one POST per request, ' +
       "2025-11-25 stateful sessions, `Authorization: Bearer` on every request (the fixture ignores it); the SDK client would saturate a core and hide the servers' cost. " +
@@ -813,12 +817,15 @@ const httpPhase = async () => {
   let dTp;
   let sTp;
   let hTp;
-  const [sCost, hCost] = await costsOver([stdioProxy, httpProxy], (N.throughputReps + 1) * N.throughput, async () => {
-    [dTp, sTp, hTp] = await interleavedMedians(
+  let kTp;
+  const proxies = [stdioProxy, httpProxy, ...(sdkProxy ? [sdkProxy] : [])];
+  const [sCost, hCost, kCost] = await costsOver(proxies, (N.throughputReps + 1) * N.throughput, async () => {
+    [dTp, sTp, hTp, kTp] = await interleavedMedians(
       N.throughputReps,
       sideOf(direct, (d) => throughput(d.client, textUris(''))),
       sideOf(viaStdio, (h) => throughput(h.client, textUris('bench+'))),
       sideOf(viaHttp, (h) => throughput(h.client, textUris('bench+'))),
+      ...(viaSdk ? [sideOf(viaSdk, (h) => throughput(h.client, textUris('bench+')))] : []),
     );
   });
   const tpLabel = `(${N.throughput} reads, ${N.inFlight} in flight, median of ${N.throughputReps}, cache off)`;
@@ -838,6 +845,7 @@ const httpPhase = async () => {
     RATIO('≥ 0.6', (r) => r >= 0.6),
     hCost,
   );
+  if (viaSdk) addRow(`HTTP read throughput ${tpLabel}, proxy: HTTP upstream through the SDK's HTTP client`, dTp, kTp, 'rps', undefined, kCost);
   addRow(
     'HTTP proxy CPU per relayed read, HTTP upstream',
     undefined,
@@ -845,7 +853,7 @@ const httpPhase = async () => {
     'us',
     PROXY('≤ 150 µs', (us) => us <= 150),
   );
-  await closeHandles(viaHttp, httpProxy, upstreamFixture, direct, fixture);
+  await closeHandles(viaSdk, sdkProxy, viaHttp, httpProxy, upstreamFixture, direct, fixture);
 
   progress(`HTTP: ${N_HTTP.sessions} sessions vs 1 (stdio upstream)`);
   const many = await on(stdioProxy, (p) => Promise.all(Array.from({ length: N_HTTP.sessions }, () => connectLightHttp('HTTP proxy session', p))));
