@@ -501,11 +501,14 @@ const pick = (v, key) => (v instanceof Error ? v : v[key]);
 const readPhase = async (direct, proxy, ceiling) => {
   progress('read latency (direct, proxy, ceiling relay)');
   const dLat = await latencyPercentiles(direct, '');
-  const pLat = await latencyPercentiles(proxy, 'bench+');
-  const cLat = await latencyPercentiles(ceiling, 'bench+');
-  addRow(`read latency p50 (${N.latency} sequential, warm)`, pick(dLat, 'p50'), pick(pLat, 'p50'), 'ms');
+  let pLat;
+  let cLat;
+  // CPU and GC per sequential read (warm-up included), each side over its own run.
+  const [pLatCost] = await costsOver([proxy], N.warmup + N.latency, async () => (pLat = await latencyPercentiles(proxy, 'bench+')));
+  const [cLatCost] = await costsOver([ceiling], N.warmup + N.latency, async () => (cLat = await latencyPercentiles(ceiling, 'bench+')));
+  addRow(`read latency p50 (${N.latency} sequential, warm)`, pick(dLat, 'p50'), pick(pLat, 'p50'), 'ms', undefined, pLatCost);
   addRow(`read latency p99 (${N.latency} sequential, warm)`, pick(dLat, 'p99'), pick(pLat, 'p99'), 'ms');
-  addRow(`ceiling relay: read latency p50 (${N.latency} sequential, warm)`, pick(dLat, 'p50'), pick(cLat, 'p50'), 'ms');
+  addRow(`ceiling relay: read latency p50 (${N.latency} sequential, warm)`, pick(dLat, 'p50'), pick(cLat, 'p50'), 'ms', undefined, cLatCost);
   addRow(
     `read latency p50, proxy vs the ceiling relay (direct column: ceiling relay)`,
     pick(cLat, 'p50'),

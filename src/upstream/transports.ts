@@ -2,7 +2,7 @@
 import type { Transport } from '@modelcontextprotocol/server';
 import { createBoundedFetch } from './bounded-fetch.js';
 import { ChildTransport } from './child-transport.js';
-import { LeanHttpTransport } from './lean-http.js';
+import type { LeanHttpTransport } from './lean-http.js';
 import { isRemote, type FederateConfig, type ServerConfig } from '../config/schema.js';
 import type { Logger } from '../logger.js';
 
@@ -71,8 +71,9 @@ export const defaultTransportFactory: TransportFactory = (id, config, logger, li
       ? {
           kind: 'streamable-http',
           freshMessages: true,
-          create: () =>
-            new LeanHttpTransport(url, {
+          // Loaded on first use, like the SDK's: node:http(s) and TLS stay out of a stdio-only gateway.
+          create: async () =>
+            new (await import('./lean-http.js')).LeanHttpTransport(url, {
               headers: config.headers,
               maxResponseBytes: config.maxResponseBytes,
               maxDepth: limits.maxDepth,
