@@ -98,9 +98,17 @@ function requestIds(init: RequestInit | undefined): { ids: RpcId[]; batch: boole
 
 /** The JSON-RPC error that stands in for a refused answer to request `id`. */
 function refusal(id: RpcId, why: Refusal, limits: Limits): object {
+  return refusedAnswer(id, why, limits.bytes, limits.depth);
+}
+
+/**
+ * The JSON-RPC error that stands in for an answer to request `id` refused for its size (`bytes`, the
+ * limit) or its nesting (`depth`): `-32603` with `data.limit` and the mark `Upstream` translates.
+ */
+export function refusedAnswer(id: RpcId, why: Refusal, bytes: number, depth: number): object {
   return why === 'large'
-    ? errorAnswer(id, JsonRpc.INTERNAL_ERROR, 'Upstream response too large', { limit: limits.bytes, [MARK_TOO_LARGE]: true })
-    : errorAnswer(id, JsonRpc.INTERNAL_ERROR, 'Upstream response nested too deeply', { limit: limits.depth, [MARK_TOO_DEEP]: true });
+    ? errorAnswer(id, JsonRpc.INTERNAL_ERROR, 'Upstream response too large', { limit: bytes, [MARK_TOO_LARGE]: true })
+    : errorAnswer(id, JsonRpc.INTERNAL_ERROR, 'Upstream response nested too deeply', { limit: depth, [MARK_TOO_DEEP]: true });
 }
 
 function reason(why: Refusal, what: string, limits: Limits): string {

@@ -67,6 +67,17 @@ export class FairQueue {
    * never runs. `principal` is who the task is for (default: one shared principal).
    */
   run<T>(key: string, task: () => Promise<T>, deadline: number, expired: () => unknown, principal: string = NOBODY): Promise<T> {
+    // Below the concurrency and the shares nothing waits: the task runs at once, with no waiter, timer or closure kept for it.
+    if (this.canStart(key, principal)) {
+      this.take(key, principal);
+      let result: Promise<T>;
+      try {
+        result = task();
+      } catch (err) {
+        result = Promise.reject(err);
+      }
+      return result.finally(() => this.release(key, principal));
+    }
     return new Promise<T>((resolve, reject) => {
       const waiter: Waiter = {
         key,
@@ -90,7 +101,6 @@ export class FairQueue {
           reject(err);
         },
       };
-      if (this.canStart(key, principal)) return waiter.start();
       this.line.push(waiter);
       this.armTimer(deadline);
       let byKey = this.queues.get(principal);

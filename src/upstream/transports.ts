@@ -2,6 +2,7 @@
 import type { Transport } from '@modelcontextprotocol/server';
 import { createBoundedFetch } from './bounded-fetch.js';
 import { ChildTransport } from './child-transport.js';
+import type { LeanHttpTransport } from './lean-http.js';
 import { isRemote, type FederateConfig, type ServerConfig } from '../config/schema.js';
 import type { Logger } from '../logger.js';
 
@@ -34,8 +35,10 @@ export interface TransportLimits {
 /**
  * The production factory. stdio children get the SDK's safe default environment plus `env`, and
  * their stderr is forwarded line by line to the log (never to our stdout). Remote upstreams get the
- * configured headers only: a downstream client's credentials are never passed through, and every
- * response goes through a {@link createBoundedFetch} with the server's `maxResponseBytes`.
+ * configured headers only: a downstream client's credentials are never passed through. Streamable
+ * HTTP goes through the {@link LeanHttpTransport} unless `httpClient` is "sdk"; the SDK's transports
+ * read every response through a {@link createBoundedFetch}; both bound answers by the server's
+ * `maxResponseBytes`.
  */
 export const defaultTransportFactory: TransportFactory = (id, config, logger, limits) => {
   if (!isRemote(config)) {
@@ -63,15 +66,29 @@ export const defaultTransportFactory: TransportFactory = (id, config, logger, li
     maxDepth: limits.maxDepth,
     onDrop: (reason) => logger.warn({ server: id, reason }, 'upstream message refused'),
   });
-  const streamable: TransportCandidate = {
-    kind: 'streamable-http',
-    freshMessages: true,
-    // Loaded on first use: with SDK 2.x the client package's root holds these next to `Client`.
-    create: async () => {
-      const { StreamableHTTPClientTransport } = await import('@modelcontextprotocol/client');
-      return new StreamableHTTPClientTransport(url, { requestInit, fetch: boundedFetch });
-    },
-  };
+  const streamable: TransportCandidate =
+    config.httpClient === 'lean'
+      ? {
+          kind: 'streamable-http',
+          freshMessages: true,
+          // Loaded on first use, like the SDK's: node:http(s) and TLS stay out of a stdio-only gateway.
+          create: async () =>
+            new (await import('./lean-http.js')).LeanHttpTransport(url, {
+              headers: config.headers,
+              maxResponseBytes: config.maxResponseBytes,
+              maxDepth: limits.maxDepth,
+              onDrop: (reason) => logger.warn({ server: id, reason }, 'upstream message refused'),
+            }),
+        }
+      : {
+          kind: 'streamable-http',
+          freshMessages: true,
+          // Loaded on first use: with SDK 2.x the client package's root holds these next to `Client`.
+          create: async () => {
+            const { StreamableHTTPClientTransport } = await import('@modelcontextprotocol/client');
+            return new StreamableHTTPClientTransport(url, { requestInit, fetch: boundedFetch });
+          },
+        };
   const sse: TransportCandidate = {
     kind: 'sse',
     freshMessages: true,

@@ -1,6 +1,6 @@
 // One upstream MCP server: its Client session, request queue, timeouts, cancellation, status and events.
-import { Client } from '@modelcontextprotocol/client';
-import type { ServerCapabilities } from '@modelcontextprotocol/client';
+import { Client, ProtocolError, SdkError, SdkErrorCode } from '@modelcontextprotocol/client';
+import type { JSONRPCMessage, ServerCapabilities } from '@modelcontextprotocol/client';
 import type { z } from 'zod';
 import type { ServerConfig } from '../config/schema.js';
 import { installDispatch } from '../wire/dispatch.js';
@@ -8,7 +8,7 @@ import { ErrorCodes, JsonRpc, MARK_TOO_DEEP, MARK_TOO_LARGE, ProxyError, rpcCode
 import { FairQueue } from './fair-queue.js';
 import type { ListenFilter } from '../eras/listen-filter.js';
 import { negotiationMode, upstreamListen } from '../eras/upstream.js';
-import { EmptyResult, Methods } from '../protocol.js';
+import { EmptyResult, Methods, Revisions } from '../protocol.js';
 import type { Logger } from '../logger.js';
 import type { TransportFactory, TransportLimits } from './transports.js';
 import { noopMetrics, type Metrics, type RequestOutcome } from '../observe/metrics.js';
@@ -44,6 +44,13 @@ export interface UpstreamOptions {
   reconnect?: { initialDelayMs: number; maxDelayMs: number };
   /** Source of jitter in [0, 1). Default: Math.random. */
   random?: () => number;
+  /**
+   * Send 2025-11-25 requests with the proxy's own id correlation (one pending map and one deadline
+   * timer per upstream) instead of the SDK Client's per-request machinery; 2026-07-28 requests always
+   * go through the Client. Default: true, unless the environment sets `MCP_FEDERATE_SDK_REQUESTS=1`
+   * (which runs every request through the Client, e.g. to compare both in the test suites).
+   */
+  fastPath?: boolean;
   /** Told how long each request took and how it ended. Default: {@link noopMetrics}. */
   metrics?: Metrics;
   /** The clock and timers of liveness pings (`pingIntervalMs`). Default: performance.now and unref'd timers. */
@@ -107,6 +114,19 @@ export interface CallOptions {
   key?: string | undefined;
 }
 
+/** A request sent on the fast path, waiting for its answer. */
+interface Pending {
+  id: number;
+  method: string;
+  schema: ResultSchema<unknown>;
+  /** performance.now() past which it has timed out. */
+  deadline: number;
+  signal: AbortSignal | undefined;
+  onAbort: (() => void) | undefined;
+  resolve: (value: unknown) => void;
+  reject: (err: unknown) => void;
+}
+
 /** The result schema shape `request` validates against: any zod schema. */
 export type ResultSchema<T> = z.ZodType<T>;
 
@@ -147,6 +167,13 @@ export class Upstream {
   private listens: { client: Client; filter: ListenFilter | undefined } | undefined;
   private readonly queuedTimeout = (): ProxyError =>
     new ProxyError(ErrorCodes.UPSTREAM_TIMEOUT, `upstream ${this.id} timed out (queued)`, { details: { server: this.id } });
+  /** Fast-path requests awaiting their answer, by id (negative: the SDK Client's ids count up from 0). */
+  private readonly pending = new Map<number, Pending>();
+  private nextId = -1;
+  /** The one deadline timer of the pending map, armed for `sweepAt`. */
+  private sweepTimer: NodeJS.Timeout | undefined;
+  private sweepAt = Infinity;
+  private readonly fastPath: boolean;
   private readonly notificationListeners = new Set<(n: UpstreamNotification) => void>();
   private readonly statusListeners = new Set<(s: UpstreamStatus) => void>();
   private readonly log: Logger;
@@ -161,6 +188,7 @@ export class Upstream {
     private readonly options: UpstreamOptions,
   ) {
     this.queue = new FairQueue(config.concurrency);
+    this.fastPath = options.fastPath ?? process.env.MCP_FEDERATE_SDK_REQUESTS !== '1';
     this.firstAttempt = new Promise((resolve) => (this.firstAttemptDone = resolve));
     this.log = options.logger.child(config.name === id ? { server: id } : { server: id, name: config.name });
   }
@@ -368,8 +396,14 @@ export class Upstream {
     // left of it when it starts, and one still waiting at its deadline fails without being sent.
     const deadline = performance.now() + timeoutMs;
     const parent = activeContext(); // the downstream request's span, even when a queued send starts from another's turn
+    // A plain request to a 2025-11-25 upstream goes on the fast path; long calls and bridged ones (progress, input) through the Client.
+    const fast = this.fastPath && long === undefined && extras === undefined && client.getNegotiatedProtocolVersion() !== MODERN;
     const send = () => {
       signal?.throwIfAborted(); // cancelled while it waited: never sent
+      if (fast)
+        return traceUpstream(parent, this.id, method, params, (sent) =>
+          this.sendFast(client, method, sent, schema as ResultSchema<unknown>, deadline, signal),
+        ) as Promise<T>;
       const remaining = Math.max(1, Math.round(deadline - performance.now()));
       extras?.onSent?.(remaining);
       const options: Record<string, unknown> = { timeout: remaining + extraMs }; // the queue wait is never extended
@@ -404,6 +438,99 @@ export class Upstream {
     }
   }
 
+  /**
+   * One request written straight to the transport with an id of our own, answered through the
+   * pending map: no per-request timer (one deadline timer per upstream), no SDK context objects or
+   * schema machinery beyond `schema` itself. Errors take the shapes the SDK Client gives them, so
+   * `translate` reads them alike: a JSON-RPC error is a ProtocolError, a timeout an SdkError
+   * (REQUEST_TIMEOUT, after `notifications/cancelled`), a lost connection CONNECTION_CLOSED.
+   */
+  private sendFast(
+    client: Client,
+    method: string,
+    params: Record<string, unknown> | undefined,
+    schema: ResultSchema<unknown>,
+    deadline: number,
+    signal: AbortSignal | undefined,
+  ): Promise<unknown> {
+    const transport = client.transport;
+    if (!transport) return Promise.reject(new SdkError(SdkErrorCode.NotConnected, 'Not connected'));
+    return new Promise((resolve, reject) => {
+      const id = this.nextId--;
+      const entry: Pending = { id, method, schema, deadline, signal, onAbort: undefined, resolve, reject };
+      this.pending.set(id, entry);
+      if (signal) {
+        entry.onAbort = () => this.cancelPending(entry, signal.reason);
+        signal.addEventListener('abort', entry.onAbort, { once: true });
+      }
+      if (deadline < this.sweepAt) this.armSweep(deadline);
+      const message = params === undefined ? { jsonrpc: '2.0', id, method } : { jsonrpc: '2.0', id, method, params };
+      transport.send(message as JSONRPCMessage).catch((err: unknown) => this.settle(entry, err));
+    });
+  }
+
+  /** An answer (or an error standing in for one) to a fast-path request. */
+  private onFastResponse(message: { id: number; result?: unknown; error?: { code: number; message: string; data?: unknown } }): void {
+    const entry = this.pending.get(message.id);
+    if (!entry) return void this.log.debug({ id: message.id }, 'answer to no pending request');
+    if (message.error !== undefined) {
+      const { code, message: text, data } = message.error;
+      return this.settle(entry, ProtocolError.fromError(code, text, data));
+    }
+    let result = message.result;
+    // As the SDK's 2025-11-25 codec: a stray `resultType` is not part of the result.
+    if (result !== null && typeof result === 'object' && !Array.isArray(result) && 'resultType' in result) {
+      result = { ...(result as Record<string, unknown>) };
+      delete (result as Record<string, unknown>).resultType;
+    }
+    const parsed = entry.schema.safeParse(result);
+    if (parsed.success) this.settle(entry, undefined, parsed.data);
+    else this.settle(entry, new SdkError(SdkErrorCode.InvalidResult, `Invalid result for ${entry.method}: ${parsed.error.message}`));
+  }
+
+  private settle(entry: Pending, err: unknown, result?: unknown): void {
+    if (!this.pending.delete(entry.id)) return;
+    if (entry.onAbort) entry.signal?.removeEventListener('abort', entry.onAbort);
+    if (err === undefined) entry.resolve(result);
+    else entry.reject(err);
+  }
+
+  /** A timed out or aborted fast-path request: the upstream is told (`notifications/cancelled`), the caller rejected. */
+  private cancelPending(entry: Pending, reason: unknown): void {
+    if (!this.pending.has(entry.id)) return;
+    const notice = { jsonrpc: '2.0', method: CANCELLED, params: { requestId: entry.id, reason: String(reason) } };
+    this.client?.transport?.send(notice as JSONRPCMessage).catch((err: unknown) => this.log.debug({ err: String(err) }, 'failed to send cancellation'));
+    this.settle(entry, reason instanceof SdkError ? reason : new SdkError(SdkErrorCode.RequestTimeout, String(reason)));
+  }
+
+  private armSweep(at: number): void {
+    clearTimeout(this.sweepTimer);
+    this.sweepAt = at;
+    this.sweepTimer = setTimeout(() => this.sweep(), Math.max(0, at - performance.now()));
+    this.sweepTimer.unref?.();
+  }
+
+  /** Times out every pending request past its deadline, and re-arms for the earliest one left (at most `concurrency` to look at). */
+  private sweep(): void {
+    this.sweepTimer = undefined;
+    this.sweepAt = Infinity;
+    const now = performance.now();
+    let next = Infinity;
+    for (const entry of this.pending.values()) {
+      if (entry.deadline <= now) this.cancelPending(entry, new SdkError(SdkErrorCode.RequestTimeout, 'Request timed out', { timeout: this.config.timeoutMs }));
+      else if (entry.deadline < next) next = entry.deadline;
+    }
+    if (next < Infinity) this.armSweep(next);
+  }
+
+  /** Fails every fast-path request still waiting (the connection it was sent on is gone). */
+  private failPending(err: unknown): void {
+    clearTimeout(this.sweepTimer);
+    this.sweepTimer = undefined;
+    this.sweepAt = Infinity;
+    for (const entry of [...this.pending.values()]) this.settle(entry, err);
+  }
+
   /** Subscribes to every notification this upstream sends. Returns the unsubscribe function. */
   onNotification(listener: (n: UpstreamNotification) => void): () => void {
     this.notificationListeners.add(listener);
@@ -432,6 +559,8 @@ export class Upstream {
     this.connectingClient = undefined;
     this.connectingTransport = undefined;
     this.queue.clear(new ProxyError(ErrorCodes.CLOSED, `upstream ${this.id} is closed`));
+    this.failPending(new SdkError(SdkErrorCode.ConnectionClosed, 'Connection closed'));
+
     // eslint-disable-next-line @typescript-eslint/await-thenable -- each is a close promise or undefined, which Promise.all passes through
     await Promise.all(closing.map((c) => c?.close().catch((err: unknown) => this.log.debug({ err: String(err) }, 'close failed'))));
   }
@@ -452,11 +581,21 @@ export class Upstream {
       for (const l of this.notificationListeners) l({ method: n.method, params: n.params });
     };
     client.onerror = (err) => this.log.debug({ err: String(err) }, 'upstream transport error');
+    // Answers to fast-path requests (negative ids) are ours; every other goes to the SDK as before. The
+    // dispatch installed on the transport calls `_onresponse` for answers and for errors standing in for refused ones.
+    const internals = client as unknown as { _onresponse(message: unknown): void };
+    const sdkOnResponse = internals._onresponse.bind(client);
+    internals._onresponse = (message) => {
+      const id = (message as { id?: unknown }).id;
+      if (typeof id === 'number' && id < 0) return this.onFastResponse(message as { id: number });
+      sdkOnResponse(message);
+    };
     client.onclose = () => {
       if (this.client !== client) return;
       this.client = undefined;
       this.liveness?.close();
       this.liveness = undefined;
+      this.failPending(new SdkError(SdkErrorCode.ConnectionClosed, 'Connection closed'));
       void this.listens?.filter?.close(); // the relay re-subscribes on the next connection
       this.listens = undefined;
       if (this.status === 'closed') return;
@@ -566,6 +705,9 @@ function isConnectionLost(err: unknown): boolean {
   if ((err as { status?: unknown }).status === 404) return true;
   return err.message.startsWith('SSE error:');
 }
+
+const MODERN = Revisions.modern;
+const CANCELLED = 'notifications/cancelled';
 
 /** True when a ping got no answer at all (timed out, or the connection is gone), as opposed to an error answer. */
 function isSilence(err: unknown): boolean {

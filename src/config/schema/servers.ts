@@ -93,6 +93,13 @@ export const RemoteServerSchema = z.strictObject({
   headers: z.record(z.string(), z.string()).default({}),
   /** "streamable-http" or "sse". Default: Streamable HTTP, falling back to SSE when the server only speaks SSE. */
   transport: z.enum(['streamable-http', 'sse']).optional(),
+  /**
+   * The Streamable HTTP client: "lean" (node:http with keep-alive sockets, answers parsed as they
+   * arrive; about a tenth of the CPU per request) or "sdk" (the SDK's fetch-based transport, which
+   * also follows same-origin redirects, decodes compressed bodies and resumes broken POST streams).
+   * The legacy SSE transport always uses the SDK's. Default: "lean".
+   */
+  httpClient: z.enum(['lean', 'sdk']).default('lean'),
   ...commonServerFields,
 });
 
