@@ -565,7 +565,7 @@ const callPhase = async () => {
     if (!existsSync(CLI)) throw new Error(`${CLI} not found (run npm run build)`);
     const file = join(tmp, `config-${configSeq++}.json`);
     writeFileSync(file, JSON.stringify({ servers: { bench: { command: process.execPath, args: toolArgs } } }, null, 2));
-    const handle = await spawnClient('proxy', CLI, ['--config', file, '--log-level', 'warn']);
+    const handle = await spawnClient('proxy', CLI, ['--config', file, '--log-level', 'warn'], v1Sdk, GC_ENV);
     await handle.client.listTools();
     return handle;
   });
@@ -574,17 +574,22 @@ const callPhase = async () => {
     timeIt(() => pool(N.throughput, N.inFlight, (i) => client.callTool({ name, arguments: { n: i % 1000 } }))).then((ms) => (N.throughput * 1000) / ms);
   let dTp;
   let pTp;
-  const cpu = await on(proxy, (h) =>
-    cpuPer(h.pid, (N.throughputReps + 1) * N.throughput, async () => {
-      [dTp, pTp] = await interleavedMedians(
-        N.throughputReps,
-        sideOf(direct, (d) => calls(d.client, 'text')),
-        sideOf(proxy, () => calls(h.client, 'bench__text')),
-      );
-    }),
+  const [cost] = await costsOver([proxy], (N.throughputReps + 1) * N.throughput, async () => {
+    [dTp, pTp] = await interleavedMedians(
+      N.throughputReps,
+      sideOf(direct, (d) => calls(d.client, 'text')),
+      sideOf(proxy, (h) => calls(h.client, 'bench__text')),
+    );
+  });
+  addRow(
+    `tools/call throughput, 1 KiB text result (${N.throughput} calls, ${N.inFlight} in flight, median of ${N.throughputReps})`,
+    dTp,
+    pTp,
+    'rps',
+    undefined,
+    cost,
   );
-  addRow(`tools/call throughput, 1 KiB text result (${N.throughput} calls, ${N.inFlight} in flight, median of ${N.throughputReps})`, dTp, pTp, 'rps');
-  addRow('proxy CPU per relayed tools/call (1 KiB text)', undefined, cpu, 'us');
+  addRow('proxy CPU per relayed tools/call (1 KiB text; target: the read row ± 10%)', undefined, cost instanceof Error ? cost : cost.cpu, 'us');
   await closeHandles(direct, proxy);
 };
 

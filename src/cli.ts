@@ -196,7 +196,7 @@ async function main(argv: string[]): Promise<number> {
     const { createOpsListener } = await import('./serve/http/ops-listener.js');
     const ops = createOpsListener({ proxy, logger, metrics, config: config.metrics });
     logger.info({ url: (await ops.listen()).href }, 'metrics listening');
-    const closeReloads = reloads.close;
+    const closeReloads = reloads.close.bind(reloads);
     reloads.close = () => Promise.all([closeReloads(), ops.close()]).then(() => undefined);
   }
   const closeEarly = () => Promise.all([early.close(), reloads.close()]).then(() => cluster?.close());

@@ -126,7 +126,7 @@ export function createProxy(options: ProxyOptions): Proxy {
     deliver: (server, uri) => relay.updated(server, uri),
     listChanged: () => sessions.listChanged(),
     logger,
-    ...(cluster ? { peers: { dedupeMs: cluster.config.dedupeMs, counters: cluster.counters, publishChange: cluster.publishChange } } : {}),
+    ...(cluster ? { peers: { dedupeMs: cluster.config.dedupeMs, counters: cluster.counters, publishChange: cluster.publishChange.bind(cluster) } } : {}),
     ...(options.now ? { now: options.now } : {}),
   });
   const changed = (server: string, uri: string): void => fanout.updated(server, uri);

@@ -477,7 +477,7 @@ export class AccessGate {
    */
   chargeBackground(holders: readonly Pick<Caller, 'principal' | 'roles'>[]): boolean | Promise<boolean> {
     const taken = holders.map((holder) => this.rules.limiter.take(holder));
-    if (taken.some((t) => t instanceof Promise)) return Promise.all(taken).then((all) => all.some((t) => t.ok));
+    if (taken.some((t) => t instanceof Promise)) return Promise.all(taken.map((t) => Promise.resolve(t))).then((all) => all.some((t) => t.ok));
     return (taken as TakeResult[]).some((t) => t.ok);
   }
 

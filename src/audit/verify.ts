@@ -231,7 +231,7 @@ class ChainVerifier {
       if (prev !== last.hash) return `"prev" is not the hash of the record before it (${last.file}:${last.line}): a record was deleted, inserted or moved`;
       if (seq !== last.seq + 1) return `seq ${seq} does not follow seq ${last.seq}`;
       if (rest.chain !== undefined && last.chain !== undefined && rest.chain !== last.chain)
-        return `chain "${String(rest.chain)}" follows chain "${String(last.chain)}": a record of another replica's chain`;
+        return `chain ${JSON.stringify(rest.chain)} follows chain ${JSON.stringify(last.chain)}: a record of another replica's chain`;
     }
     const key = this.#key;
     if (key) {
@@ -347,7 +347,7 @@ export async function chainOfFile(file: string): Promise<string | undefined> {
     const buffer = Buffer.alloc(64 * 1024);
     const { bytesRead } = await handle.read(buffer, 0, buffer.length, 0);
     const text = buffer.subarray(0, bytesRead).toString('utf8');
-    const first = text.slice(0, text.indexOf('\n') === -1 ? text.length : text.indexOf('\n'));
+    const first = text.slice(0, !text.includes('\n') ? text.length : text.indexOf('\n'));
     const chain = (JSON.parse(first) as { chain?: unknown }).chain;
     return typeof chain === 'string' ? chain : undefined;
   } catch (err) {

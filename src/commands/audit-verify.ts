@@ -166,7 +166,7 @@ async function verifyChains(chains: Map<string | undefined, string[]>, options: 
   let total = 0;
   const results = await Promise.all([...chains].map(async ([chain, files]) => [chain, files, await verifyAuditFiles(files, options)] as const));
   for (const [chain, files, r] of results) {
-    const name = chain === undefined ? '(no chain id)' : chain;
+    const name = chain ?? '(no chain id)';
     total += r.records;
     if (r.broken) {
       broken++;

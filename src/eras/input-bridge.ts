@@ -76,7 +76,7 @@ const RELAYED = new Set(['elicitation/create', 'sampling/createMessage', 'roots/
 
 const realTimer: SetTimer = (ms, fire) => {
   const t = setTimeout(fire, ms);
-  t.unref?.();
+  t.unref();
   return () => clearTimeout(t);
 };
 
@@ -142,7 +142,7 @@ export class InputBridge {
       this.options.logger.warn({ server: upstream.id, method: request.method, inFlight: flights?.size ?? 0 }, 'upstream request declined: no calling session');
       return Promise.reject(declined(request.method, 'no-caller'));
     }
-    return this.receive(flights.values().next().value as Flight, request, signal);
+    return this.receive(flights.values().next().value!, request, signal);
   };
 
   /** Cancels every held call and refuses new calls. Idempotent. */
@@ -248,7 +248,7 @@ export class InputBridge {
         if (flight.call.asking || flight.call.settled) return;
         this.drop(flight, new ProxyError(ErrorCodes.UPSTREAM_TIMEOUT, `upstream ${upstream.id} timed out`, { details: { server: upstream.id } }));
       }, remainingMs);
-      deadline.unref?.();
+      deadline.unref();
     };
     flight.call.start((signal) =>
       upstream.request(call.method, call.params, call.schema, signal, call.principal, { extraTimeoutMs, onSent }).finally(() => clearTimeout(deadline)),
@@ -457,7 +457,7 @@ function outcomeOf(method: string, result: unknown): AuditOutcome {
 export function downstreamOf(server: Server, era: Era, ctx: Pick<BaseContext, 'mcpReq'>, caller: Caller): BridgeDownstream {
   const req = ctx.mcpReq;
   if (era === MODERN) {
-    const state = req.requestState<unknown>();
+    const state = req.requestState();
     return {
       era,
       caller,
@@ -470,8 +470,9 @@ export function downstreamOf(server: Server, era: Era, ctx: Pick<BaseContext, 'm
   return {
     era,
     caller,
+    // eslint-disable-next-line @typescript-eslint/no-deprecated -- a 2025 session's capabilities, negotiated once at initialize
     capabilities: server.getClientCapabilities(),
     signal: req.signal,
-    ask: (request, options) => req.send(request as never, options) as Promise<Record<string, unknown>>,
+    ask: (request, options) => req.send(request as never, options),
   };
 }

@@ -19,7 +19,7 @@ export function isInputRequired(value: unknown): value is InputRequiredResult {
 }
 
 /** Results that answer one caller's input (see {@link markPersonal}). */
-const personal = new WeakSet<object>();
+const personal = new WeakSet();
 
 /**
  * Marks `result` as made with one caller's input (an elicitation answer, a sampled message): it is

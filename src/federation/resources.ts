@@ -125,6 +125,7 @@ export class FederatedResources {
           if (outcome.shared) trace.coalesced = true;
         }
         // Another caller's read asked for that caller's input: this caller makes its own call.
+        // eslint-disable-next-line @typescript-eslint/no-unnecessary-condition -- `mine` is set inside the load closure, which the checker does not follow
         if (isPersonal(result) && !mine) {
           result = await call(signal);
           if (trace) trace.cache = 'bypass';
@@ -132,7 +133,7 @@ export class FederatedResources {
       } else {
         if (trace) trace.cache = 'bypass';
         result = await call(signal);
-        hint = hintOf(result as ReadResultT);
+        hint = hintOf(result);
       }
     } catch (err) {
       throw asNotFound(err, signal);

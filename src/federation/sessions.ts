@@ -61,7 +61,7 @@ export class SessionRegistry {
   listChanged(kinds: readonly ListChangeKind[] = RESOURCES_ONLY): void {
     for (const l of this.listeners) l();
     for (const k of kinds) this.pending.add(k);
-    if (this.timer) return void this.metrics?.notification('list_changed', 'coalesced');
+    if (this.timer) return this.metrics?.notification('list_changed', 'coalesced');
     this.timer = setTimeout(() => {
       this.timer = undefined;
       const kinds = [...this.pending];

@@ -1,10 +1,8 @@
 // One SDK low-level Server per downstream session: capabilities, handlers, and the error boundary.
 import {
-  CLIENT_CAPABILITIES_META_KEY,
   Server,
   type AuthInfo,
   type BaseContext,
-  type ClientCapabilities,
   type JSONRPCRequest,
   type Result,
   type ServerContext,

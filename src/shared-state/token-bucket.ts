@@ -56,7 +56,7 @@ export async function takeToken(link: SharedLink, key: string, burst: number, pe
   try {
     reply = await link.command(['EVALSHA', SHA, ...args], timeoutMs);
   } catch (err) {
-    if (!String((err as Error).message).includes('NOSCRIPT')) throw err;
+    if (!String((err as { message?: unknown } | null)?.message).includes('NOSCRIPT')) throw err;
     reply = await link.command(['EVAL', TOKEN_BUCKET_LUA, ...args], timeoutMs);
   }
   const [ok, retry] = Array.isArray(reply) ? (reply as unknown[]) : [];

@@ -24,7 +24,14 @@ export interface LeanHttpOptions {
 }
 
 type SendOptions = Parameters<Transport['send']>[1];
-type Message = { jsonrpc?: unknown; id?: unknown; method?: unknown; params?: unknown; result?: unknown; error?: unknown };
+interface Message {
+  jsonrpc?: unknown;
+  id?: unknown;
+  method?: unknown;
+  params?: unknown;
+  result?: unknown;
+  error?: unknown;
+}
 
 const DEFAULT_RECONNECT = { initialDelayMs: 1000, maxDelayMs: 30_000, growFactor: 1.5, maxRetries: 2 };
 /** Most of an error body kept for the error's message. */
@@ -73,7 +80,7 @@ export class LeanHttpTransport implements Transport {
   ) {
     const https = url.protocol === 'https:';
     this.agent = https ? new HttpsAgent({ keepAlive: true }) : new HttpAgent({ keepAlive: true });
-    this.request = https ? (httpsRequest as typeof httpRequest) : httpRequest;
+    this.request = https ? httpsRequest : httpRequest;
     this.onDrop = options.onDrop ?? (() => undefined);
     this.reconnect = options.reconnect ?? DEFAULT_RECONNECT;
     const base: Record<string, string> = {};
@@ -104,14 +111,15 @@ export class LeanHttpTransport implements Transport {
       const list = (Array.isArray(message) ? message : [message]) as Message[];
       const handshake = list.some((m) => m.method === 'initialize');
       const headers = this.headers(!handshake);
-      if (!Array.isArray(message)) applyEnvelopeHeaders(headers, message as Message);
+      if (!Array.isArray(message)) applyEnvelopeHeaders(headers, message);
       if (options?.headers)
         for (const [name, value] of Object.entries(options.headers)) if (!RESERVED.has(name.toLowerCase())) headers[name.toLowerCase()] = value;
       const body = JSON.stringify(message);
       headers['content-length'] = String(Buffer.byteLength(body));
       const res = await this.exchange('POST', headers, body, signal);
       const status = res.statusCode ?? 0;
-      if (status < 200 || status > 299) return await this.failed(res, message as Message);
+      if (status < 200 || status > 299) return await this.failed(res, message);
+      // eslint-disable-next-line @typescript-eslint/prefer-nullish-coalescing -- an empty header is no session id
       if (handshake) this.sessionId = headerOf(res, 'mcp-session-id') || undefined;
       if (status === 202) {
         res.resume();
@@ -182,7 +190,7 @@ export class LeanHttpTransport implements Transport {
     const status = res.statusCode ?? 0;
     if (status === 400 && !Array.isArray(message) && isModernEnveloped(message)) {
       const parsed = parseOrUndefined(text) as Message | undefined;
-      if (parsed && parsed.error !== undefined && parsed.id === message.id) return void this.onmessage?.(parsed as JSONRPCMessage);
+      if (parsed && parsed.error !== undefined && parsed.id === message.id) return this.onmessage?.(parsed as JSONRPCMessage);
     }
     // The SDK's own error: its version probe reads the status from it, and `Upstream` a 404 (session gone).
     throw new SdkHttpError(SdkErrorCode.ClientHttpNotImplemented, `Error POSTing to endpoint: ${text}`, { status, statusText: res.statusMessage ?? '', text });
@@ -248,8 +256,9 @@ export class LeanHttpTransport implements Transport {
     try {
       message = JSON.parse(text) as Message;
     } catch (err) {
-      return void this.onerror?.(err as Error);
+      return this.onerror?.(err as Error);
     }
+    // eslint-disable-next-line @typescript-eslint/no-unnecessary-condition -- parsed from the wire: the type is what a peer should send, not what it sent
     if (message !== null && typeof message === 'object' && message.method === undefined) answered(pending, message.id);
     this.onmessage?.(message as JSONRPCMessage);
   }
@@ -287,8 +296,9 @@ export class LeanHttpTransport implements Transport {
         });
       }
     } catch (err) {
+      // eslint-disable-next-line @typescript-eslint/no-unnecessary-condition -- close() may have run while the request was awaited
       if (this.closed) return;
-      if (attempt === 0) return void this.onerror?.(err as Error);
+      if (attempt === 0) return this.onerror?.(err as Error);
       this.onerror?.(new Error(`Failed to reconnect SSE stream: ${(err as Error).message}`));
       return this.scheduleStream(attempt);
     }
@@ -304,13 +314,13 @@ export class LeanHttpTransport implements Transport {
   private scheduleStream(failures: number): void {
     if (this.closed) return;
     const { maxRetries, initialDelayMs, growFactor, maxDelayMs } = this.reconnect;
-    if (failures >= maxRetries) return void this.onerror?.(new Error(`Maximum reconnection attempts (${maxRetries}) exceeded.`));
+    if (failures >= maxRetries) return this.onerror?.(new Error(`Maximum reconnection attempts (${maxRetries}) exceeded.`));
     const delay = this.serverRetryMs ?? Math.min(initialDelayMs * growFactor ** failures, maxDelayMs);
     this.retryTimer = setTimeout(() => {
       this.retryTimer = undefined;
       void this.openStream(failures + 1);
     }, delay);
-    this.retryTimer.unref?.();
+    this.retryTimer.unref();
   }
 
   private reason(why: Refusal, what: string): string {

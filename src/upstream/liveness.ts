@@ -13,7 +13,7 @@ export const realLivenessClock: LivenessClock = {
   now: () => performance.now(),
   after(fn, ms) {
     const t = setTimeout(fn, ms);
-    t.unref?.();
+    t.unref();
     return () => clearTimeout(t);
   },
 };
@@ -92,6 +92,7 @@ export class Liveness {
     } catch {
       answered = false;
     }
+    // eslint-disable-next-line @typescript-eslint/no-unnecessary-condition -- close() may have run while the ping was awaited
     if (this.closed) return;
     if (answered) {
       this.misses = 0;

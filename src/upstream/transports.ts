@@ -2,7 +2,6 @@
 import type { Transport } from '@modelcontextprotocol/server';
 import { createBoundedFetch } from './bounded-fetch.js';
 import { ChildTransport } from './child-transport.js';
-import type { LeanHttpTransport } from './lean-http.js';
 import { isRemote, type FederateConfig, type ServerConfig } from '../config/schema.js';
 import type { Logger } from '../logger.js';
 

@@ -472,7 +472,7 @@ export class Upstream {
   /** An answer (or an error standing in for one) to a fast-path request. */
   private onFastResponse(message: { id: number; result?: unknown; error?: { code: number; message: string; data?: unknown } }): void {
     const entry = this.pending.get(message.id);
-    if (!entry) return void this.log.debug({ id: message.id }, 'answer to no pending request');
+    if (!entry) return this.log.debug({ id: message.id }, 'answer to no pending request');
     if (message.error !== undefined) {
       const { code, message: text, data } = message.error;
       return this.settle(entry, ProtocolError.fromError(code, text, data));
@@ -507,7 +507,7 @@ export class Upstream {
     clearTimeout(this.sweepTimer);
     this.sweepAt = at;
     this.sweepTimer = setTimeout(() => this.sweep(), Math.max(0, at - performance.now()));
-    this.sweepTimer.unref?.();
+    this.sweepTimer.unref();
   }
 
   /** Times out every pending request past its deadline, and re-arms for the earliest one left (at most `concurrency` to look at). */

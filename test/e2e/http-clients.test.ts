@@ -1,5 +1,5 @@
 // The lean HTTP client and the SDK's transport give byte-equal answers: same fixture, same requests, real servers over HTTP.
-import { Client, type JSONRPCMessage } from '@modelcontextprotocol/client';
+import { Client } from '@modelcontextprotocol/client';
 import { describe, expect, it } from 'vitest';
 import { canonicalize } from '../../src/audit/jcs.js';
 import { RemoteServerSchema, type RemoteServerConfig } from '../../src/config/schema.js';
@@ -38,12 +38,12 @@ async function connect(url: string, httpClient: HttpClient): Promise<Session> {
   transport.onmessage = (message, extra) => {
     seen.push(canonicalize(message));
     for (const w of waiters) {
-      if (w.match(message as Record<string, unknown>)) {
+      if (w.match(message)) {
         waiters.delete(w);
         w.resolve(message);
       }
     }
-    deliver(message as JSONRPCMessage, extra);
+    deliver(message, extra);
   };
   return { client, seen, await: (match) => new Promise((resolve) => waiters.add({ match, resolve })) };
 }

@@ -201,7 +201,7 @@ export async function startBridgeRig(options: RigOptions): Promise<BridgeRig> {
         }
         const [clientSide, serverSide] = ModernInMemory.createLinkedPair();
         serveStdio(() => u.make(), { transport: serverSide, legacy: 'reject' });
-        return clientSide as never;
+        return clientSide;
       },
     },
   ];
@@ -226,8 +226,8 @@ export async function startBridgeRig(options: RigOptions): Promise<BridgeRig> {
         const elicit = answers.elicit;
         client.setRequestHandler(ElicitRequestSchema, (req, extra) => elicit(req.params as Record<string, unknown>, extra.signal) as never);
       }
-      if (answers.sample) client.setRequestHandler(CreateMessageRequestSchema, answers.sample as never);
-      if (answers.roots) client.setRequestHandler(ListRootsRequestSchema, answers.roots as never);
+      if (answers.sample) client.setRequestHandler(CreateMessageRequestSchema, answers.sample);
+      if (answers.roots) client.setRequestHandler(ListRootsRequestSchema, answers.roots);
       await client.connect(clientSide);
       clients.push(client);
       return client;

@@ -38,7 +38,7 @@ describe('upstream requests on the fast path', () => {
         a: () =>
           createUpstreamServer({
             read: (uri) => {
-              if (uri === 'bad:1') return { contents: 'not a list' } as never;
+              if (uri === 'bad:1') return { contents: 'not a list' };
               if (uri === 'ok:1') return { contents: [{ uri, text: 'fine' }] };
               throw new Error('boom');
             },

@@ -1,6 +1,6 @@
 // OpenTelemetry through the real proxy core with the OTel Node SDK's in-memory exporter: the client's traceparent continues, reaches the upstream's _meta, spans link, denied URIs stay out.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { context, propagation, trace } from '@opentelemetry/api';
+import { context, propagation, SpanKind, trace } from '@opentelemetry/api';
 import { InMemorySpanExporter, NodeTracerProvider, SimpleSpanProcessor, type ReadableSpan } from '@opentelemetry/sdk-trace-node';
 import { Server } from '@modelcontextprotocol/sdk/server/index.js';
 import { ReadResourceRequestSchema } from '@modelcontextprotocol/sdk/types.js';
@@ -55,8 +55,8 @@ describe('OpenTelemetry traces', () => {
     exporter.reset();
     await client.readResource({ uri: 'docs+file:///a.md', _meta: { traceparent: TRACEPARENT, tracestate: 'vendor=1' } });
     const spans = exporter.getFinishedSpans();
-    const server = spans.find((s) => s.name === 'resources/read' && s.kind === 1); // SpanKind.SERVER
-    const upstream = spans.find((s) => s.name === 'resources/read' && s.kind === 2); // SpanKind.CLIENT
+    const server = spans.find((s) => s.name === 'resources/read' && s.kind === SpanKind.SERVER);
+    const upstream = spans.find((s) => s.name === 'resources/read' && s.kind === SpanKind.CLIENT);
     expect(server).toBeDefined();
     expect(upstream).toBeDefined();
     expect(server!.spanContext().traceId).toBe(TRACE_ID);
@@ -82,8 +82,8 @@ describe('OpenTelemetry traces', () => {
     exporter.reset();
     await client.readResource({ uri: 'docs+file:///b.md' });
     const spans = exporter.getFinishedSpans();
-    const server = spans.find((s) => s.kind === 1)!;
-    const upstream = spans.find((s) => s.kind === 2)!;
+    const server = spans.find((s) => s.kind === SpanKind.SERVER)!;
+    const upstream = spans.find((s) => s.kind === SpanKind.CLIENT)!;
     expect(parentOf(server)).toBeUndefined();
     expect(parentOf(upstream)).toBe(server.spanContext().spanId);
     expect(String(metas.at(-1)!.traceparent)).toContain(server.spanContext().traceId);
@@ -105,8 +105,8 @@ describe('OpenTelemetry traces', () => {
       exporter.reset();
       await client.readResource({ uri: 'docs+file:///c.md' });
       const spans = exporter.getFinishedSpans();
-      const server = spans.find((s) => s.kind === 1 && s.name === 'resources/read')!;
-      const upstream = spans.find((s) => s.kind === 2)!;
+      const server = spans.find((s) => s.kind === SpanKind.SERVER && s.name === 'resources/read')!;
+      const upstream = spans.find((s) => s.kind === SpanKind.CLIENT)!;
       expect(server.spanContext().traceId).toBe(TRACE_ID);
       expect(parentOf(server)).toBe(CLIENT_SPAN);
       expect(parentOf(upstream)).toBe(server.spanContext().spanId);
@@ -122,8 +122,8 @@ describe('OpenTelemetry traces', () => {
     exporter.reset();
     await expect(client.readResource({ uri: 'docs+file:///secret/keys', _meta: { traceparent: TRACEPARENT } })).rejects.toThrow(/not found/i);
     const spans = exporter.getFinishedSpans();
-    expect(spans.filter((s) => s.kind === 2)).toEqual([]); // never sent upstream
-    const server = spans.find((s) => s.kind === 1)!;
+    expect(spans.filter((s) => s.kind === SpanKind.CLIENT)).toEqual([]); // never sent upstream
+    const server = spans.find((s) => s.kind === SpanKind.SERVER)!;
     expect(server.attributes['error.type']).toMatch(/^-320\d\d$/); // the JSON-RPC code the client got (OTel MCP: error.type)
     for (const s of spans) expect(JSON.stringify({ name: s.name, attributes: s.attributes, events: s.events })).not.toContain('secret');
     await client.close();

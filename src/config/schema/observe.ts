@@ -19,6 +19,7 @@ export const MetricsSchema = z
     /** Path of the exposition. Default: `/metrics`. */
     path: z
       .string()
+      // eslint-disable-next-line no-useless-escape -- kept so the generated JSON Schema's pattern stays as published
       .regex(/^\/[A-Za-z0-9._~\/-]*$/, 'must start with "/"')
       .default('/metrics'),
     /**
