@@ -5,7 +5,6 @@ import type { FederateConfig } from './config/schema.js';
 import { createCursorCodec } from './federation/cursor.js';
 import { Lister, type SetTimer } from './federation/listing.js';
 import type { Logger } from './logger.js';
-import { Methods } from './protocol.js';
 import { ErrorCodes, ProxyError } from './errors.js';
 import { FederatedResources } from './federation/resources.js';
 import { IssuedUris } from './federation/issued-uris.js';
@@ -14,26 +13,21 @@ import { SessionRegistry } from './federation/sessions.js';
 import { SubscriptionRelay } from './federation/subscriptions.js';
 import { createCoherence } from './federation/coherence.js';
 import { reloadableNames, reloadableUris, ServerSet } from './federation/servers.js';
-import { ItemCatalog } from './federation/item-catalog.js';
-import { CallsInFlight } from './federation/calls-in-flight.js';
-import { FederatedTools } from './federation/tools.js';
-import { FederatedPrompts } from './federation/prompts.js';
 import { ALL_LISTS } from './federation/sessions.js';
 import { defaultTransportFactory, type TransportFactory } from './upstream/transports.js';
 import { UpstreamPool } from './upstream/pool.js';
 import { VERSION } from './version.js';
-import { AccessGate, type AccessRules } from './access/gate.js';
-import { compilePolicy } from './access/policy.js';
-import { RateLimiter } from './access/rate-limiter.js';
+import { AccessGate } from './access/gate.js';
+import { closeInOrder, federateItems, rulesFactory } from './proxy-parts.js';
 import { openAuditLog, type AuditLog } from './audit/log.js';
 import { SessionOpener } from './serve/sessions.js';
 import { serveConnection } from './serve/stdio.js';
 import { InputBridge } from './eras/input-bridge.js';
 import type { CallerIdentity, Connection, Proxy } from './serve/proxy-types.js';
-import { failureClass, noopMetrics, type Metrics, type UpstreamState } from './observe/metrics.js';
+import { noopMetrics, type Metrics } from './observe/metrics.js';
+import { offersOf, reportToMetrics, routeNotifications } from './proxy-events.js';
 import { createAccessLog } from './observe/access-log.js';
 import { readiness } from './observe/readiness.js';
-import type { UpstreamStatus } from './upstream/upstream.js';
 import type { Cluster } from './cluster.js';
 import { ChangeFanout } from './federation/change-fanout.js';
 
@@ -67,12 +61,6 @@ export interface ProxyOptions {
   metrics?: Metrics;
   /** Scale-out (the `redis` block, opened by `openCluster`): shared limits and change events. Default: none (nothing shared). */
   cluster?: Cluster;
-}
-
-/** An upstream's status as the metrics show it. */
-function stateOf(status: UpstreamStatus): UpstreamState {
-  if (status === 'ready') return 'up';
-  return status === 'connecting' ? 'reconnecting' : 'down';
 }
 
 const SERVER_INFO = { name: 'mcp-federate', version: VERSION };
@@ -150,23 +138,10 @@ export function createProxy(options: ProxyOptions): Proxy {
     ? new ReadCache({ ...config.cache, ...(options.clock ? { clock: options.clock } : {}), onRemove: coherence.release })
     : undefined;
   const resources = new FederatedResources({ pool, uris: shown, lister, relay, cache, coherence });
-  const catalog = new ItemCatalog({ pool, names, maxPages: config.list.maxPagesPerUpstream, logger, ...(options.now ? { now: options.now } : {}) });
-  const calls = new CallsInFlight();
-  const timeouts = () => config.timeouts;
-  const tools = new FederatedTools({ uris: shown, lister, calls, timeouts });
-  const prompts = new FederatedPrompts({ uris: shown, calls, timeouts });
-  // One bucket name per kind of limit: scaled out, each is shared by every replica through Redis.
-  const clock = options.now ? { now: options.now } : {};
-  const limiterOf = (bucket: string, limits: FederateConfig['limits']['reads' | 'completions' | 'calls']) =>
-    cluster ? cluster.limiter(bucket, limits, clock) : new RateLimiter(limits, clock);
-  const rulesOf = (c: FederateConfig): AccessRules => ({
-    policy: compilePolicy(c.policy, pool.ids),
-    limiter: limiterOf('reads', c.limits.reads),
-    completions: limiterOf('completions', c.limits.completions),
-    calls: limiterOf('calls', c.limits.calls),
-  });
+  const items = federateItems({ config, pool, names, uris: shown, lister, logger, now: options.now });
+  const { catalog, calls } = items;
+  const rulesOf = rulesFactory(pool, cluster, options.now);
   const audit = options.audit ?? openAuditLog(config.audit, { logger, ...(cluster ? { chain: cluster.replica } : {}) });
-  const items = { tools, prompts, catalog, names, recordArguments: config.audit?.arguments === true };
   const accessLog = config.accessLog ? createAccessLog(logger) : undefined;
   const gate = new AccessGate({
     resources,
@@ -180,15 +155,7 @@ export function createProxy(options: ProxyOptions): Proxy {
     accessLog,
     ...(options.now ? { now: options.now } : {}),
   });
-  pool.onStatus((server, status) => {
-    const failure = status === 'unavailable' ? pool.get(server)?.failure : undefined;
-    metrics.upstreamStatus(server, stateOf(status), failure ? failureClass(failure.reason) : undefined);
-  });
-  metrics.watch({
-    upstreams: () => pool.upstreams.map((u) => ({ server: u.id, state: stateOf(u.status), failure: u.failure ? failureClass(u.failure.reason) : undefined })),
-    cacheEntries: () => cache?.size ?? 0,
-    principalUse: () => relay.principalUse(),
-  });
+  reportToMetrics(metrics, pool, cache, relay);
   sessions.onListChanged(() => lister.dropReadAhead()); // read-ahead from before a change is not reused
 
   let started = false;
@@ -197,32 +164,9 @@ export function createProxy(options: ProxyOptions): Proxy {
     (starting ??= pool.start().then(() => {
       started = true;
     }));
-  pool.onNotification((n) => {
-    if (n.method === Methods.updated && typeof n.params?.uri === 'string') {
-      changed(n.server, n.params.uri);
-    } else if (n.method === Methods.listChanged) {
-      fanout.listChanged(n.server);
-    } else if (n.method === Methods.toolsListChanged || n.method === Methods.promptsListChanged) {
-      const kind = n.method === Methods.toolsListChanged ? 'tools' : 'prompts';
-      catalog.invalidate(n.server, kind);
-      sessions.listChanged([kind]);
-    } else if (n.method === Methods.message) {
-      if (!calls.message(n.server, n.params)) logger.debug({ server: n.server }, 'upstream log message not relayed: no single call in flight');
-    }
-  });
-  // Another replica's change: only for servers configured here too (an unknown id is dropped).
-  cluster?.onChange((c) => {
-    if (!pool.ids.has(c.server)) return;
-    if (c.kind === 'updated') fanout.updated(c.server, c.uri, true);
-    else fanout.listChanged(c.server, true);
-  });
+  routeNotifications(pool, cluster, { fanout, catalog, sessions, calls, logger });
   const served = new ServerSet({ pool, uris: codec, issued, cache, relay, lister, sessions, catalog, names: naming, started: () => started });
-  // A kind is offered while some upstream has it, or may have it (not connected yet): a session can
-  // only be given capabilities when it opens.
-  const offers = () => {
-    const has = (kind: 'tools' | 'prompts') => pool.upstreams.some((u) => (u.status === 'ready' ? u.supports(kind) : u.status !== 'closed'));
-    return { tools: has('tools'), prompts: has('prompts') };
-  };
+  const offers = offersOf(pool);
   const defaultCaller: CallerIdentity = { principal: config.stdio.principal, roles: config.stdio.roles, transport: 'stdio' };
   const opener = new SessionOpener({ gate, sessions, relay, logger, serverInfo: SERVER_INFO, defaultCaller, offers, bridge, metrics });
   const connections = new Set<Connection>();
@@ -267,19 +211,7 @@ export function createProxy(options: ProxyOptions): Proxy {
       return serveConnection(transport, downstream, { gate, logger, maxInFlight: config.wire.maxInFlight, connections });
     },
     close() {
-      closing ??= (async () => {
-        await Promise.allSettled([...connections].map((c) => c.close()));
-        await opener.closeServers();
-        bridge.close(); // held calls are cancelled upstream before the upstreams close
-        sessions.close();
-        await relay.close();
-        lister.close();
-        issued.close();
-        cache?.close();
-        catalog.close();
-        await pool.close();
-        await audit.close();
-      })();
+      closing ??= closeInOrder({ connections, opener, bridge, sessions, relay, lister, issued, cache, catalog, pool, audit });
       return closing;
     },
     [Symbol.asyncDispose]() {

@@ -52,24 +52,7 @@ export function createPrometheusMetrics(options: PrometheusOptions = {}): Promet
     for (const source of principalSources) yield* source();
   };
 
-  // The per-request series: plain fields on the hot path (see fast-series.ts), read by the registry when scraped.
-  const requests = new FastCounter('mcp_federate_requests_total', 'Downstream MCP requests by method, upstream server and outcome.');
-  const duration = new FastHistogram(
-    'mcp_server_operation_duration_seconds',
-    'Duration of downstream MCP requests, decided and answered (OTel mcp.server.operation.duration).',
-    DURATION_BUCKETS,
-  );
-  const upstreamDuration = new FastHistogram(
-    'mcp_client_operation_duration_seconds',
-    'Duration of requests to upstream MCP servers, queue wait included (OTel mcp.client.operation.duration).',
-    DURATION_BUCKETS,
-  );
-  const decisions = new FastCounter('mcp_federate_policy_decisions_total', 'Access policy decisions by method and effect.');
-  const cacheReads = new FastCounter(
-    'mcp_federate_cache_reads_total',
-    'Reads by how they met the read cache: hit, miss, coalesced (joined a read in flight), bypass.',
-  );
-  for (const metric of [requests, duration, upstreamDuration, decisions, cacheReads]) registry.registerMetric(metric as never);
+  const { requests, duration, upstreamDuration, decisions, cacheReads } = perRequestSeries(registry);
   const limited = new Counter({
     name: 'mcp_federate_rate_limited_total',
     help: 'Requests refused by a rate limit or a per-principal bound, by limit.',
@@ -118,52 +101,7 @@ export function createPrometheusMetrics(options: PrometheusOptions = {}): Promet
   // What upstreamStatus heard: the last failure class, and whether each server was ever up.
   const lastFailure = new Map<string, FailureClass>();
   const everUp = new Set<string>();
-  new Gauge({
-    name: 'mcp_federate_upstream_status',
-    help: 'Upstream status: 1 for the state it is in (up, down, reconnecting), 0 for the others.',
-    labelNames: ['server', 'state'],
-    registers,
-    collect() {
-      this.reset();
-      for (const u of sources.upstreams?.() ?? []) for (const state of STATES) this.set({ server: u.server, state }, u.state === state ? 1 : 0);
-    },
-  });
-  new Gauge({
-    name: 'mcp_federate_upstream_up',
-    help: 'Whether the upstream is connected and ready (1) or not (0).',
-    labelNames: ['server'],
-    registers,
-    collect() {
-      this.reset();
-      for (const u of sources.upstreams?.() ?? []) this.set({ server: u.server }, u.state === 'up' ? 1 : 0);
-    },
-  });
-  new Gauge({
-    name: 'mcp_federate_upstream_last_failure',
-    help: 'The class of the last reason an upstream was unavailable (1 for that class).',
-    labelNames: ['server', 'class'],
-    registers,
-    collect() {
-      this.reset();
-      for (const [server, cls] of lastFailure) this.set({ server, class: cls }, 1);
-    },
-  });
-  new Gauge({
-    name: 'mcp_federate_principal_limit_use',
-    help: 'Current use of per-principal bounds (sessions, listens, in-flight, subscriptions), summed over principals unless labelled.',
-    labelNames: byPrincipal ? ['limit', 'principal'] : ['limit'],
-    registers,
-    collect() {
-      this.reset();
-      if (byPrincipal) {
-        for (const u of principalUse()) this.inc({ limit: u.limit, principal: u.principal }, u.used);
-        return;
-      }
-      const sums = new Map<string, number>();
-      for (const u of principalUse()) sums.set(u.limit, (sums.get(u.limit) ?? 0) + u.used);
-      for (const [limit, used] of sums) this.set({ limit }, used);
-    },
-  });
+  watchedGauges(registers, { sources: () => sources, lastFailure, principalUse, byPrincipal });
 
   // Children cached by their label values: prom-client hashes the label object on every call otherwise.
   const requestSeries = new Map<string, { count: CounterSeries; time: HistogramSeries; decision: CounterSeries }>();
@@ -239,4 +177,86 @@ export function createPrometheusMetrics(options: PrometheusOptions = {}): Promet
       sources = { ...sources, ...next };
     },
   };
+}
+
+/** What {@link watchedGauges} reads when scraped. */
+interface WatchedReads {
+  sources: () => Partial<MetricSources>;
+  lastFailure: ReadonlyMap<string, FailureClass>;
+  principalUse: () => Iterable<ReturnType<MetricSources['principalUse']> extends Iterable<infer U> ? U : never>;
+  byPrincipal: boolean;
+}
+
+/** The gauges read at scrape time: upstream status, up, last failure class, per-principal use. */
+function watchedGauges(registers: Registry[], reads: WatchedReads): void {
+  const { lastFailure, principalUse, byPrincipal } = reads;
+  const upstreams = () => reads.sources().upstreams?.() ?? [];
+  new Gauge({
+    name: 'mcp_federate_upstream_status',
+    help: 'Upstream status: 1 for the state it is in (up, down, reconnecting), 0 for the others.',
+    labelNames: ['server', 'state'],
+    registers,
+    collect() {
+      this.reset();
+      for (const u of upstreams()) for (const state of STATES) this.set({ server: u.server, state }, u.state === state ? 1 : 0);
+    },
+  });
+  new Gauge({
+    name: 'mcp_federate_upstream_up',
+    help: 'Whether the upstream is connected and ready (1) or not (0).',
+    labelNames: ['server'],
+    registers,
+    collect() {
+      this.reset();
+      for (const u of upstreams()) this.set({ server: u.server }, u.state === 'up' ? 1 : 0);
+    },
+  });
+  new Gauge({
+    name: 'mcp_federate_upstream_last_failure',
+    help: 'The class of the last reason an upstream was unavailable (1 for that class).',
+    labelNames: ['server', 'class'],
+    registers,
+    collect() {
+      this.reset();
+      for (const [server, cls] of lastFailure) this.set({ server, class: cls }, 1);
+    },
+  });
+  new Gauge({
+    name: 'mcp_federate_principal_limit_use',
+    help: 'Current use of per-principal bounds (sessions, listens, in-flight, subscriptions), summed over principals unless labelled.',
+    labelNames: byPrincipal ? ['limit', 'principal'] : ['limit'],
+    registers,
+    collect() {
+      this.reset();
+      if (byPrincipal) {
+        for (const u of principalUse()) this.inc({ limit: u.limit, principal: u.principal }, u.used);
+        return;
+      }
+      const sums = new Map<string, number>();
+      for (const u of principalUse()) sums.set(u.limit, (sums.get(u.limit) ?? 0) + u.used);
+      for (const [limit, used] of sums) this.set({ limit }, used);
+    },
+  });
+}
+
+/** The per-request series: plain fields on the hot path (see fast-series.ts), read by the registry when scraped. */
+function perRequestSeries(registry: Registry) {
+  const requests = new FastCounter('mcp_federate_requests_total', 'Downstream MCP requests by method, upstream server and outcome.');
+  const duration = new FastHistogram(
+    'mcp_server_operation_duration_seconds',
+    'Duration of downstream MCP requests, decided and answered (OTel mcp.server.operation.duration).',
+    DURATION_BUCKETS,
+  );
+  const upstreamDuration = new FastHistogram(
+    'mcp_client_operation_duration_seconds',
+    'Duration of requests to upstream MCP servers, queue wait included (OTel mcp.client.operation.duration).',
+    DURATION_BUCKETS,
+  );
+  const decisions = new FastCounter('mcp_federate_policy_decisions_total', 'Access policy decisions by method and effect.');
+  const cacheReads = new FastCounter(
+    'mcp_federate_cache_reads_total',
+    'Reads by how they met the read cache: hit, miss, coalesced (joined a read in flight), bypass.',
+  );
+  for (const metric of [requests, duration, upstreamDuration, decisions, cacheReads]) registry.registerMetric(metric as never);
+  return { requests, duration, upstreamDuration, decisions, cacheReads };
 }
