@@ -360,16 +360,16 @@ export class AccessGate {
 
   /**
    * `tools/call`: rate limited (`limits.calls`), the tool found at its owner, decided (`call`, with
-   * its annotations), then called. A denied tool is answered exactly as an unknown one, with no
-   * upstream call.
+   * its annotations), then called through `relay.relay` (the bridge: the answer may then be
+   * `input_required`). A denied tool is answered exactly as an unknown one, with no upstream call.
    */
-  callTool(caller: Caller, params: Record<string, unknown> & { name: string }, relay: CallContext): Promise<CallToolResultT> {
+  callTool(caller: Caller, params: Record<string, unknown> & { name: string }, relay: CallContext): Promise<CallToolResultT | InputRequiredResult> {
     const parts = this.itemParts();
     return this.itemCall(caller, 'tools', params, (found, trace) => parts.tools.call(found, params, relay, trace));
   }
 
   /** `prompts/get`: as {@link callTool}, with the action `get`. */
-  getPrompt(caller: Caller, params: Record<string, unknown> & { name: string }, relay: CallContext): Promise<GetPromptResultT> {
+  getPrompt(caller: Caller, params: Record<string, unknown> & { name: string }, relay: CallContext): Promise<GetPromptResultT | InputRequiredResult> {
     const parts = this.itemParts();
     return this.itemCall(caller, 'prompts', params, (found, trace) => parts.prompts.get(found, params, relay, trace));
   }

@@ -7,7 +7,7 @@ import { ErrorCodes, inputDeclined, ProxyError } from '../errors.js';
 import type { Logger } from '../logger.js';
 import type { AuditDecision, AuditOutcome } from '../audit/log.js';
 import type { SetTimer } from '../federation/listing.js';
-import { isInputRequired, markPersonal, type CallRelay, type InputRequiredResult, type UpstreamCall } from '../federation/relay.js';
+import { isInputRequired, markPersonal, sendUpstream, type CallRelay, type InputRequiredResult, type UpstreamCall } from '../federation/relay.js';
 import type { ServerRequest, ServerRequestHandler, Upstream } from '../upstream/upstream.js';
 import { MODERN_REVISION } from './claim.js';
 import { MODERN, type Era } from './era.js';
@@ -76,7 +76,7 @@ const RELAYED = new Set(['elicitation/create', 'sampling/createMessage', 'roots/
 
 const realTimer: SetTimer = (ms, fire) => {
   const t = setTimeout(fire, ms);
-  t.unref?.();
+  t.unref();
   return () => clearTimeout(t);
 };
 
@@ -142,7 +142,7 @@ export class InputBridge {
       this.options.logger.warn({ server: upstream.id, method: request.method, inFlight: flights?.size ?? 0 }, 'upstream request declined: no calling session');
       return Promise.reject(declined(request.method, 'no-caller'));
     }
-    return this.receive(flights.values().next().value as Flight, request, signal);
+    return this.receive(flights.values().next().value!, request, signal);
   };
 
   /** Cancels every held call and refuses new calls. Idempotent. */
@@ -166,7 +166,7 @@ export class InputBridge {
       throw invalidState('unasked'); // answers to nothing the gateway asked
     }
     for (let round = 0; round <= this.options.config.maxRounds; round++) {
-      const result = await upstream.request(call.method, params, call.schema, call.signal, call.principal, { allowInputRequired: true });
+      const result = await sendUpstream(upstream, call, params, call.signal, { allowInputRequired: true });
       if (!isInputRequired(result)) return round > 0 || params !== call.params ? markPersonal(result) : result;
       if (round === this.options.config.maxRounds) break;
       const requests = result.inputRequests ?? {};
@@ -232,26 +232,46 @@ export class InputBridge {
   }
 
   /**
-   * Starts a bridged call on a 2025-11-25 upstream. Its deadline is the upstream's `timeoutMs` until
-   * it first asks for input; from then on the user's time is bounded by the bridge (`askTimeoutMs`,
-   * `heldCallTtlMs`) and the whole call by `timeoutMs + heldCallTtlMs`.
+   * Starts a bridged call on a 2025-11-25 upstream. Its deadline is the upstream's `timeoutMs` (a
+   * long call's own, reset by progress up to its `maxTotalMs`) until it first asks for input; from
+   * then on the user's time is bounded by the bridge (`askTimeoutMs`, `heldCallTtlMs`) and the whole
+   * call by that deadline plus `heldCallTtlMs`.
    */
   private launch<T>(downstream: BridgeDownstream, upstream: Upstream, call: UpstreamCall<T>): Flight {
     // A call that ends while held (the upstream failed or went away) frees its place at once.
     const flight: Flight = { call: new HeldCall(downstream.caller.principal, () => this.untrack(flight)), downstream, upstream, subject: call };
     this.track(flight);
     const extraTimeoutMs = this.options.config.heldCallTtlMs;
-    let deadline: NodeJS.Timeout | undefined;
+    const timers: (NodeJS.Timeout | undefined)[] = [undefined, undefined];
+    const timedOut = () => {
+      if (flight.call.asking || flight.call.settled) return;
+      this.drop(flight, new ProxyError(ErrorCodes.UPSTREAM_TIMEOUT, `upstream ${upstream.id} timed out`, { details: { server: upstream.id } }));
+    };
+    const arm = (slot: 0 | 1, ms: number) => {
+      clearTimeout(timers[slot]);
+      timers[slot] = setTimeout(timedOut, ms);
+      timers[slot].unref();
+    };
+    const long = call.long;
     // Armed when the request leaves the queue (a queued one is failed by the queue's own deadline).
     const onSent = (remainingMs: number) => {
-      deadline = setTimeout(() => {
-        if (flight.call.asking || flight.call.settled) return;
-        this.drop(flight, new ProxyError(ErrorCodes.UPSTREAM_TIMEOUT, `upstream ${upstream.id} timed out`, { details: { server: upstream.id } }));
-      }, remainingMs);
-      deadline.unref?.();
+      arm(0, remainingMs);
+      if (long) arm(1, Math.max(1, long.maxTotalMs - (long.timeoutMs - remainingMs)));
     };
+    const sent: UpstreamCall<T> = long
+      ? {
+          ...call,
+          long: {
+            ...long,
+            onProgress: (progress) => {
+              if (timers[0] !== undefined) arm(0, long.timeoutMs); // progress resets the call's own timeout, not its overall bound
+              long.onProgress?.(progress);
+            },
+          },
+        }
+      : call;
     flight.call.start((signal) =>
-      upstream.request(call.method, call.params, call.schema, signal, call.principal, { extraTimeoutMs, onSent }).finally(() => clearTimeout(deadline)),
+      sendUpstream(upstream, sent, call.params, signal, { extraTimeoutMs, onSent }).finally(() => timers.forEach((t) => clearTimeout(t))),
     );
     return flight;
   }
@@ -457,7 +477,7 @@ function outcomeOf(method: string, result: unknown): AuditOutcome {
 export function downstreamOf(server: Server, era: Era, ctx: Pick<BaseContext, 'mcpReq'>, caller: Caller): BridgeDownstream {
   const req = ctx.mcpReq;
   if (era === MODERN) {
-    const state = req.requestState<unknown>();
+    const state = req.requestState();
     return {
       era,
       caller,
@@ -470,8 +490,10 @@ export function downstreamOf(server: Server, era: Era, ctx: Pick<BaseContext, 'm
   return {
     era,
     caller,
+    // eslint-disable-next-line @typescript-eslint/no-deprecated -- a 2025-11-25 connection: the capabilities it declared at initialize are the ones that hold
     capabilities: server.getClientCapabilities(),
     signal: req.signal,
+    // eslint-disable-next-line @typescript-eslint/no-unnecessary-type-assertion -- without it the overload taking a result schema is picked
     ask: (request, options) => req.send(request as never, options) as Promise<Record<string, unknown>>,
   };
 }

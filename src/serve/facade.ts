@@ -1,10 +1,8 @@
 // One SDK low-level Server per downstream session: capabilities, handlers, and the error boundary.
 import {
-  CLIENT_CAPABILITIES_META_KEY,
   Server,
   type AuthInfo,
   type BaseContext,
-  type ClientCapabilities,
   type JSONRPCRequest,
   type Result,
   type ServerContext,
@@ -23,6 +21,7 @@ import type { EraEdge, Era } from '../eras/era.js';
 import { installDispatch } from '../wire/dispatch.js';
 import { downstreamOf, type InputBridge } from '../eras/input-bridge.js';
 import type { CallRelay } from '../federation/relay.js';
+import type { CallContext } from '../federation/calls-in-flight.js';
 import { callerOf } from './request-caller.js';
 
 export type { Era };
@@ -172,7 +171,7 @@ export function createFacadeServer(options: FacadeOptions): Server {
       gate.complete(caller, params as CompleteParams, ctx.mcpReq.signal),
     ),
   );
-  if (offers.tools || offers.prompts) handleItems(gate, offers, handle, boundary, who, cacheable);
+  if (offers.tools || offers.prompts) handleItems(gate, offers, handle, boundary, who, cacheable, relayOf);
   answerInvalidParams(server);
   return server;
 }
@@ -191,7 +190,10 @@ export function capabilitiesFor(offers: Offers): ServerCapabilities {
 type Handle = <P>(method: string, schema: z.ZodType<P>, fn: (params: P, ctx: Ctx) => Promise<Record<string, unknown>>) => void;
 type Boundary = <T>(method: string, uri: ErrorContext['uri'], by: Caller, fn: (caller: Caller) => Promise<T>) => Promise<T>;
 
-/** The handlers of tools and prompts: lists, `tools/call`, `prompts/get`, each with its caller's progress and messages relayed to it alone. */
+/**
+ * The handlers of tools and prompts: lists, `tools/call`, `prompts/get`, each with its caller's
+ * progress and messages relayed to it alone, and the upstream's requests for input bridged to it (`bridged`).
+ */
 function handleItems(
   gate: AccessGate,
   offers: Offers,
@@ -199,14 +201,15 @@ function handleItems(
   boundary: Boundary,
   who: (ctx: Ctx) => Caller,
   cacheable: <T extends object>(r: T) => T,
+  bridged: (ctx: Ctx, caller: Caller) => CallRelay | undefined,
 ): void {
-  const relayOf = (ctx: Ctx, caller: Caller) => {
+  const relayOf = (ctx: Ctx, caller: Caller): CallContext => {
     const token = ctx.mcpReq._meta?.progressToken;
     const notify = (method: string, params: Record<string, unknown>) => void ctx.mcpReq.notify({ method, params }).catch(() => undefined);
     return {
       signal: ctx.mcpReq.signal,
       principal: caller.principal,
-      context: ctx,
+      relay: bridged(ctx, caller),
       ...(typeof token === 'string' || typeof token === 'number'
         ? { onProgress: (p: { progress: number; total?: number; message?: string }) => notify('notifications/progress', { ...p, progressToken: token }) }
         : {}),
