@@ -589,7 +589,8 @@ export class AccessGate {
    * Records one request for user input (`elicitation/create`, `sampling/createMessage`, `roots/list`)
    * that an upstream made during a call of `caller`'s, as relayed to it or declined: who was asked
    * and how it ended (`accept`, `decline`, `cancel`, `ok`, `denied`), never what was asked or answered.
-   * `subject` is what the call was about in the upstream's terms (recorded as `upstreamUri` for reads).
+   * `subject` is what the call was about in the upstream's terms (recorded as `upstreamUri` for reads;
+   * for `tools/call` and `prompts/get`, the tool's or prompt's client name is recorded as `name`).
    */
   relayedInput(
     caller: Caller,
@@ -601,6 +602,7 @@ export class AccessGate {
       method: input.method,
       server: input.server,
       ...(input.callMethod === 'resources/read' ? { uri: this.options.uris.encode(input.server, input.subject), upstreamUri: input.subject } : {}),
+      ...(input.callMethod !== 'resources/read' && this.options.items ? { name: this.options.items.names.encode(input.server, input.subject) } : {}),
       decision: input.allow ? 'allow' : 'deny',
       rule: input.rule,
       outcome: input.outcome,

@@ -67,7 +67,7 @@ export interface InputBridgeOptions {
 const DECLINED: Record<string, string> = {
   capability: 'the calling client did not declare the capability',
   deprecated: 'sampling is deprecated in 2026-07-28 and not relayed to clients of that revision',
-  era: 'clients of 2026-07-28 are not asked for roots',
+  era: 'this client cannot be asked on the call’s stream',
   'no-caller': 'no single call in flight on this connection asked for it',
   unsupported: 'not a request the gateway relays',
 };
@@ -163,7 +163,9 @@ export class InputBridge {
       const answers = this.answers(downstream, upstream, call, state.asked);
       params = { ...params, ...(answers ? { inputResponses: answers } : {}), ...(state.state !== undefined ? { requestState: state.state } : {}) };
     } else if (downstream.inputResponses !== undefined) {
-      throw invalidState('unasked'); // answers to nothing the gateway asked
+      // Answers given up front, with no state (SEP-2322 lets a client pre-supply them): the client's
+      // own data, like its arguments; the upstream takes what it recognizes and asks for the rest.
+      params = { ...params, inputResponses: downstream.inputResponses };
     }
     for (let round = 0; round <= this.options.config.maxRounds; round++) {
       const result = await sendUpstream(upstream, call, params, call.signal, { allowInputRequired: true });
@@ -210,7 +212,7 @@ export class InputBridge {
       }
       for (const key of Object.keys(state.asked)) held.answer(key, undefined); // asked and not answered
     } else {
-      if (downstream.inputResponses !== undefined) throw invalidState('unasked');
+      // Answers given up front, with no state: a 2025-11-25 upstream cannot take them; ignored (SEP-2322: unrecognized information is ignored).
       flight = this.launch(downstream, upstream, call);
     }
     // The client cancelling this leg cancels the upstream call and frees what it held. A call shared
@@ -343,6 +345,12 @@ export class InputBridge {
     const reason = vet(downstream, request);
     if (!reason) return;
     this.record(downstream, upstream, call, request.method, 'deny', `bridge:${reason}`, 'denied', this.monotonic());
+    if (reason === 'capability' && downstream.era === 'modern') {
+      // 2026-07-28 names this refusal: -32021 with the capabilities the client would need (HTTP 400).
+      throw new ProxyError(ErrorCodes.MISSING_CAPABILITY, `${request.method} needs a client capability the request did not declare`, {
+        details: { requiredCapabilities: requiredFor(request) },
+      });
+    }
     throw new ProxyError(ErrorCodes.INPUT_DECLINED, `${request.method} declined: ${DECLINED[reason]}`, { details: { method: request.method, reason } });
   }
 
@@ -443,19 +451,23 @@ function vet(downstream: BridgeDownstream, request: ServerRequest): keyof typeof
   if (!RELAYED.has(request.method)) return 'unsupported';
   const caps = downstream.capabilities;
   if (request.method === 'sampling/createMessage') {
-    if (downstream.era === 'modern') return 'deprecated';
-    return caps?.sampling ? undefined : 'capability';
+    if (!caps?.sampling) return 'capability';
+    return downstream.era === 'modern' ? 'deprecated' : undefined;
   }
-  if (request.method === 'roots/list') {
-    if (downstream.era === 'modern') return 'era';
-    return caps?.roots ? undefined : 'capability';
-  }
+  if (request.method === 'roots/list') return caps?.roots ? undefined : 'capability';
   const elicitation = caps?.elicitation as { form?: unknown; url?: unknown } | undefined;
   if (!elicitation) return 'capability';
   const url = (request.params as { mode?: unknown } | undefined)?.mode === 'url';
   // `elicitation: {}` is form mode (2025-11-25 back-compatibility).
   if (url ? !elicitation.url : elicitation.url && !elicitation.form) return 'capability';
   return undefined;
+}
+
+/** The client capability `request` needs, as 2026-07-28's `requiredCapabilities` spells it. */
+function requiredFor(request: ServerRequest): Record<string, unknown> {
+  if (request.method === 'sampling/createMessage') return { sampling: {} };
+  if (request.method === 'roots/list') return { roots: {} };
+  return { elicitation: (request.params as { mode?: unknown } | undefined)?.mode === 'url' ? { url: {} } : { form: {} } };
 }
 
 /** The JSON-RPC error a declined request is answered with. */

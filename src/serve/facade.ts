@@ -203,10 +203,20 @@ function handleItems(
   cacheable: <T extends object>(r: T) => T,
   bridged: (ctx: Ctx, caller: Caller) => CallRelay | undefined,
 ): void {
-  const relayOf = (ctx: Ctx, caller: Caller): CallContext => {
+  /**
+   * Runs one call with its caller's progress and messages relayed, and answers only once every
+   * relayed notification has been handed to the transport: one sent just before the result would
+   * otherwise be overtaken by it (and lost on an HTTP stream the result closes).
+   */
+  const relayed = async <T>(ctx: Ctx, caller: Caller, call: (relay: CallContext) => Promise<T>): Promise<T> => {
     const token = ctx.mcpReq._meta?.progressToken;
-    const notify = (method: string, params: Record<string, unknown>) => void ctx.mcpReq.notify({ method, params }).catch(() => undefined);
-    return {
+    const sending = new Set<Promise<unknown>>();
+    const notify = (method: string, params: Record<string, unknown>) => {
+      const sent = ctx.mcpReq.notify({ method, params }).catch(() => undefined);
+      sending.add(sent);
+      void sent.then(() => sending.delete(sent));
+    };
+    const result = await call({
       signal: ctx.mcpReq.signal,
       principal: caller.principal,
       relay: bridged(ctx, caller),
@@ -214,7 +224,9 @@ function handleItems(
         ? { onProgress: (p: { progress: number; total?: number; message?: string }) => notify('notifications/progress', { ...p, progressToken: token }) }
         : {}),
       onMessage: (params: Record<string, unknown>) => notify('notifications/message', params),
-    };
+    });
+    if (sending.size > 0) await Promise.all(sending);
+    return result;
   };
   if (offers.tools) {
     handle('tools/list', ListParams, (params, ctx) =>
@@ -222,7 +234,7 @@ function handleItems(
     );
     handle('tools/call', CallParams, (params, ctx) =>
       boundary('tools/call', undefined, who(ctx), (caller) =>
-        gate.callTool(caller, params as Record<string, unknown> & { name: string }, relayOf(ctx, caller)),
+        relayed(ctx, caller, (relay) => gate.callTool(caller, params as Record<string, unknown> & { name: string }, relay)),
       ),
     );
   }
@@ -232,7 +244,7 @@ function handleItems(
     );
     handle('prompts/get', GetParams, (params, ctx) =>
       boundary('prompts/get', undefined, who(ctx), (caller) =>
-        gate.getPrompt(caller, params as Record<string, unknown> & { name: string }, relayOf(ctx, caller)),
+        relayed(ctx, caller, (relay) => gate.getPrompt(caller, params as Record<string, unknown> & { name: string }, relay)),
       ),
     );
   }

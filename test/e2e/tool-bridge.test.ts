@@ -1,4 +1,5 @@
 // Requests for user input during tools/call and prompts/get, bridged through the built CLI: server-everything's elicitation and sampling tools, and the input fixture in both eras, towards SDK v1 (2025-11-25) and SDK v2 (2026-07-28) clients.
+import { readFileSync } from 'node:fs';
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
@@ -24,12 +25,12 @@ const textOf = (r: unknown) => ((r as ToolResult).content[0] as { text: string }
 const promptText = (r: unknown) => (r as { messages: { content: { text: string } }[] }).messages[0]!.content.text;
 
 /** `client` (SDK v1, 2025-11-25) connected to a gateway on stdio. */
-async function onStdio(dir: TempDir, client: Client): Promise<Client> {
+async function onStdio(dir: TempDir, client: Client, extra: Record<string, unknown> = {}): Promise<Client> {
   assertBuilt();
   await client.connect(
     new StdioClientTransport({
       command: process.execPath,
-      args: [CLI, '--config', dir.writeConfig(CONFIG), '--log-level', 'warn'],
+      args: [CLI, '--config', dir.writeConfig({ ...CONFIG, ...extra }), '--log-level', 'warn'],
       env: {},
       cwd: dir.path,
       stderr: 'pipe',
@@ -51,7 +52,7 @@ describe('tools/call and prompts/get bridged through the built CLI', () => {
       asked.push(`sampling:${req.params.maxTokens}`);
       return { role: 'assistant', model: 'e2e-model', content: { type: 'text', text: 'sampled by the client' } };
     });
-    await onStdio(dir, client);
+    await onStdio(dir, client, { audit: { file: dir.file('audit.jsonl') } });
     try {
       const names = (await client.listTools()).tools.map((t) => t.name);
       expect(names).toEqual(
@@ -73,6 +74,29 @@ describe('tools/call and prompts/get bridged through the built CLI', () => {
     } finally {
       await client.close();
     }
+    // The calls keep their records; each relayed request has its own, naming the tool and the user's answer, never the content.
+    const records = readFileSync(dir.file('audit.jsonl'), 'utf8')
+      .split('\n')
+      .filter(Boolean)
+      .map((l) => JSON.parse(l) as Record<string, unknown>);
+    const pick = (r: Record<string, unknown>) => [r.method, r.name, r.server, r.outcome];
+    expect(records.filter((r) => r.method === 'tools/call').map(pick)).toEqual([
+      ['tools/call', 'everything__trigger-elicitation-request', 'everything', 'ok'],
+      ['tools/call', 'everything__trigger-sampling-request', 'everything', 'ok'],
+      ['tools/call', 'legacy__ask', 'legacy', 'ok'],
+      ['tools/call', 'modern__ask', 'modern', 'ok'],
+    ]);
+    const relayed = records.filter((r) => r.method === 'elicitation/create' || r.method === 'sampling/createMessage');
+    expect(relayed.map(pick)).toEqual(
+      expect.arrayContaining([
+        ['elicitation/create', 'everything__trigger-elicitation-request', 'everything', 'accept'],
+        ['sampling/createMessage', 'everything__trigger-sampling-request', 'everything', 'ok'],
+        ['elicitation/create', 'modern__ask', 'modern', 'accept'],
+        ['elicitation/create', 'legacy__greet', 'legacy', 'accept'],
+      ]),
+    );
+    expect(relayed).toHaveLength(6);
+    expect(JSON.stringify(relayed)).not.toContain('Ada');
   });
 
   it('stdio, a 2025-11-25 client without the capabilities: each request is declined with a clear reason, and nothing is asked', async () => {
@@ -152,7 +176,7 @@ describe('tools/call and prompts/get bridged through the built CLI', () => {
     }
   });
 
-  it('HTTP, a 2026-07-28 client without elicitation: the 2026 upstream’s question is declined (capability), never forwarded', async () => {
+  it('HTTP, a 2026-07-28 client without elicitation: the 2026 upstream’s question is refused with -32021 naming the capability, never forwarded', async () => {
     using dir = new TempDir();
     await using gw = await HttpGatewayProcess.serve(dir.writeConfig(CONFIG));
     await gw.started;
@@ -161,7 +185,7 @@ describe('tools/call and prompts/get bridged through the built CLI', () => {
     try {
       await expect(
         client.request({ method: 'tools/call', params: { name: 'modern__ask', arguments: {} } } as never, PASS as never, { allowInputRequired: true } as never),
-      ).rejects.toMatchObject({ code: -32600, data: { method: 'elicitation/create', reason: 'capability' } });
+      ).rejects.toMatchObject({ code: -32021, data: { requiredCapabilities: { elicitation: { form: {} } } } });
     } finally {
       await client.close();
     }
