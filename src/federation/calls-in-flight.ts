@@ -16,6 +16,8 @@ export interface CallContext {
    * caller in its era. Default: straight upstream (its requests for input are declined).
    */
   relay?: CallRelay | undefined;
+  /** Reserved `_meta` keys the upstream call carries for this caller (its log level). Default: none. */
+  meta?: Record<string, unknown> | undefined;
 }
 
 /**

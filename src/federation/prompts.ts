@@ -5,7 +5,7 @@ import type { CallContext, CallsInFlight } from './calls-in-flight.js';
 import { namespacedContent } from './content-uris.js';
 import type { FoundItem } from './item-catalog.js';
 import type { CompleteParams, OperationTrace } from './resources.js';
-import { inputRequiredTraced, jsonLength, longCallOf, upstreamParamsOf } from './tools.js';
+import { inputRequiredTraced, jsonLength, longCallOf, upstreamParamsOf, withMeta } from './tools.js';
 import { isInputRequired, plainRelay, type InputRequiredResult } from './relay.js';
 import type { UriCodec } from './uri.js';
 
@@ -26,7 +26,7 @@ export class FederatedPrompts {
     const result = await this.deps.calls.during(server, relay, () =>
       (relay.relay ?? plainRelay).send(upstream, {
         method: Methods.getPrompt,
-        params: { ...upstreamParamsOf(params), name: found.name },
+        params: { ...withMeta(upstreamParamsOf(params), relay.meta), name: found.name },
         schema: GetPromptResult,
         subject: found.name,
         signal: relay.signal,

@@ -49,7 +49,7 @@ export class FederatedTools {
     const result = await this.deps.calls.during(server, relay, () =>
       (relay.relay ?? plainRelay).send(upstream, {
         method: Methods.callTool,
-        params: { ...upstreamParamsOf(params), name: found.name },
+        params: { ...withMeta(upstreamParamsOf(params), relay.meta), name: found.name },
         schema: CallToolResult,
         subject: found.name,
         signal: relay.signal,
@@ -80,6 +80,13 @@ export function upstreamParamsOf(params: Record<string, unknown>): Record<string
   if (!('inputResponses' in stripped) && !('requestState' in stripped)) return stripped;
   const { inputResponses: _answers, requestState: _state, ...others } = stripped;
   return others;
+}
+
+/** `params` with `meta` added to its `_meta` (the caller's reserved keys, set by the gateway). */
+export function withMeta(params: Record<string, unknown>, meta: Record<string, unknown> | undefined): Record<string, unknown> {
+  if (!meta) return params;
+  const own = params._meta;
+  return { ...params, _meta: { ...(typeof own === 'object' && own !== null ? own : {}), ...meta } };
 }
 
 /** `params` without the client's progress token and reserved `_meta` keys (see {@link upstreamParamsOf}). */

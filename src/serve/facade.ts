@@ -20,6 +20,7 @@ import { edgeOf } from '../eras/edges.js';
 import type { EraEdge, Era } from '../eras/era.js';
 import { installDispatch } from '../wire/dispatch.js';
 import { downstreamOf, type InputBridge } from '../eras/input-bridge.js';
+import { callerLogMeta } from '../eras/log-level.js';
 import type { CallRelay } from '../federation/relay.js';
 import type { CallContext } from '../federation/calls-in-flight.js';
 import { callerOf } from './request-caller.js';
@@ -171,7 +172,7 @@ export function createFacadeServer(options: FacadeOptions): Server {
       gate.complete(caller, params as CompleteParams, ctx.mcpReq.signal),
     ),
   );
-  if (offers.tools || offers.prompts) handleItems(gate, offers, handle, boundary, who, cacheable, relayOf);
+  if (offers.tools || offers.prompts) handleItems(gate, offers, handle, boundary, who, cacheable, relayOf, (ctx) => callerLogMeta(edge.era, ctx));
   answerInvalidParams(server);
   return server;
 }
@@ -202,6 +203,7 @@ function handleItems(
   who: (ctx: Ctx) => Caller,
   cacheable: <T extends object>(r: T) => T,
   bridged: (ctx: Ctx, caller: Caller) => CallRelay | undefined,
+  logMeta: (ctx: Ctx) => Record<string, unknown> | undefined,
 ): void {
   /**
    * Runs one call with its caller's progress and messages relayed, and answers only once every
@@ -220,6 +222,7 @@ function handleItems(
       signal: ctx.mcpReq.signal,
       principal: caller.principal,
       relay: bridged(ctx, caller),
+      meta: logMeta(ctx),
       ...(typeof token === 'string' || typeof token === 'number'
         ? { onProgress: (p: { progress: number; total?: number; message?: string }) => notify('notifications/progress', { ...p, progressToken: token }) }
         : {}),
