@@ -213,7 +213,9 @@ function handleItems(
   const relayed = async <T>(ctx: Ctx, caller: Caller, call: (relay: CallContext) => Promise<T>): Promise<T> => {
     const token = ctx.mcpReq._meta?.progressToken;
     const sending = new Set<Promise<unknown>>();
+    const relayedAny = { yes: false };
     const notify = (method: string, params: Record<string, unknown>) => {
+      relayedAny.yes = true;
       const sent = ctx.mcpReq.notify({ method, params }).catch(() => undefined);
       sending.add(sent);
       void sent.then(() => sending.delete(sent));
@@ -229,6 +231,10 @@ function handleItems(
       onMessage: (params: Record<string, unknown>) => notify('notifications/message', params),
     });
     if (sending.size > 0) await Promise.all(sending);
+    // A client on SDK 1.x/2.x drops a progress notification it reads in the same chunk as the response
+    // (its notification handlers run a microtask late; the response removes the progress handler at
+    // once): after relaying any, the answer waits one turn of the event loop, so it is written apart.
+    if (relayedAny.yes) await new Promise<void>((resolve) => setImmediate(resolve));
     return result;
   };
   if (offers.tools) {
