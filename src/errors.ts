@@ -92,7 +92,7 @@ export const JsonRpc = {
    * refusals (method, media type, session bounds), and an upstream's connection closed.
    */
   SERVER_ERROR: -32000,
-  /** 2026-07-28: the request needs a client capability it did not declare (`data.requiredCapabilities`; HTTP 400). */
+  /** 2026-07-28: the request needs a client capability it did not declare (`data.requiredCapabilities`). */
   MISSING_CLIENT_CAPABILITY: -32021,
 } as const;
 

@@ -346,7 +346,7 @@ export class InputBridge {
     if (!reason) return;
     this.record(downstream, upstream, call, request.method, 'deny', `bridge:${reason}`, 'denied', this.monotonic());
     if (reason === 'capability' && downstream.era === 'modern') {
-      // 2026-07-28 names this refusal: -32021 with the capabilities the client would need (HTTP 400).
+      // 2026-07-28 names this refusal: -32021 with the capabilities the client would need.
       throw new ProxyError(ErrorCodes.MISSING_CAPABILITY, `${request.method} needs a client capability the request did not declare`, {
         details: { requiredCapabilities: requiredFor(request) },
       });
