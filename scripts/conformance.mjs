@@ -20,7 +20,27 @@ const RUN_TIMEOUT_MS = 15 * 60 * 1000;
  * is reported as "n/a" and does not fail the run. `run`, when given, limits the entry to the runs
  * whose label it matches; `check`, to those check ids (else the whole scenario).
  */
-const NOT_APPLICABLE = [];
+const NOT_APPLICABLE = [
+  {
+    run: /2026-07-28/,
+    scenario: /^input-required-result-(basic-sampling|multiple-input-requests)$/,
+    reason:
+      'the gateway declines sampling/createMessage towards 2026-07-28 clients (sampling is deprecated in that revision; issue 17 relays it to 2025-11-25 clients only), so a tool that asks for it fails through the gateway (-32600, reason "deprecated")',
+  },
+  {
+    run: /2026-07-28/,
+    scenario: /^input-required-result-capability-check$/,
+    reason:
+      "the upstream connection is shared by every client, so a 2026-07-28 upstream sees the gateway's client capabilities (it can relay elicitation, sampling and roots), not the caller's; it asks for elicitation, which the gateway then refuses with -32021 because the caller did not declare it",
+  },
+  {
+    run: /2026-07-28/,
+    scenario: /^server-stateless$/,
+    check: /^sep-2575-(server-rejects-undeclared-capability|missing-capability-http-400)$/,
+    reason:
+      "the upstream connection is shared by every client, so the upstream sees the gateway's client capabilities (sampling declared), not the caller's, and runs test_missing_capability; the gateway would refuse its sampling request with -32021 only if the upstream asked for it",
+  },
+];
 
 /** Scenarios each run must report, directly and through the gateway, and that must pass directly (else the fixture regressed or the suite skipped them). */
 const RESOURCES = ['resources-list', 'resources-read-text', 'resources-read-binary', 'resources-templates-read'];

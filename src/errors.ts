@@ -36,6 +36,8 @@ export const ErrorCodes = {
   INPUT_DECLINED: 'INPUT_DECLINED',
   /** Redis (the `redis` block) is unreachable or did not answer within `redis.timeoutMs`: the replica falls back to its own state. */
   SHARED_STATE_UNAVAILABLE: 'SHARED_STATE_UNAVAILABLE',
+  /** A 2026-07-28 request whose upstream needs a client capability the request did not declare (`details.requiredCapabilities`). */
+  MISSING_CAPABILITY: 'MISSING_CAPABILITY',
 } as const;
 
 /** `error.data` key marking an upstream answer the proxy refused for its size (set by the proxy, never relayed as such). */
@@ -92,6 +94,8 @@ export const JsonRpc = {
    * refusals (method, media type, session bounds), and an upstream's connection closed.
    */
   SERVER_ERROR: -32000,
+  /** 2026-07-28: the request needs a client capability it did not declare (`data.requiredCapabilities`). */
+  MISSING_CLIENT_CAPABILITY: -32021,
 } as const;
 
 /** The error body the HTTP edge answers outside any request (id `null`), in the SDK transports' key order. */
@@ -172,6 +176,10 @@ export function toJsonRpcError(err: unknown, ctx: ErrorContext = {}): JsonRpcErr
       return new JsonRpcError(JsonRpc.INTERNAL_ERROR, (err as ProxyError).message, { limit: (err as ProxyError).details?.limit });
     case ErrorCodes.INPUT_DECLINED:
       return inputDeclined((err as ProxyError).message, (err as ProxyError).details);
+    case ErrorCodes.MISSING_CAPABILITY:
+      return new JsonRpcError(JsonRpc.MISSING_CLIENT_CAPABILITY, (err as ProxyError).message, {
+        requiredCapabilities: (err as ProxyError).details?.requiredCapabilities,
+      });
     default:
       return new JsonRpcError(JsonRpc.INTERNAL_ERROR, 'Internal error');
   }

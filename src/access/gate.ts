@@ -384,16 +384,16 @@ export class AccessGate {
 
   /**
    * `tools/call`: rate limited (`limits.calls`), the tool found at its owner, decided (`call`, with
-   * its annotations), then called. A denied tool is answered exactly as an unknown one, with no
-   * upstream call.
+   * its annotations), then called through `relay.relay` (the bridge: the answer may then be
+   * `input_required`). A denied tool is answered exactly as an unknown one, with no upstream call.
    */
-  callTool(caller: Caller, params: Record<string, unknown> & { name: string }, relay: CallContext): Promise<CallToolResultT> {
+  callTool(caller: Caller, params: Record<string, unknown> & { name: string }, relay: CallContext): Promise<CallToolResultT | InputRequiredResult> {
     const parts = this.itemParts();
     return this.itemCall(caller, 'tools', params, (found, trace) => parts.tools.call(found, params, relay, trace));
   }
 
   /** `prompts/get`: as {@link callTool}, with the action `get`. */
-  getPrompt(caller: Caller, params: Record<string, unknown> & { name: string }, relay: CallContext): Promise<GetPromptResultT> {
+  getPrompt(caller: Caller, params: Record<string, unknown> & { name: string }, relay: CallContext): Promise<GetPromptResultT | InputRequiredResult> {
     const parts = this.itemParts();
     return this.itemCall(caller, 'prompts', params, (found, trace) => parts.prompts.get(found, params, relay, trace));
   }
@@ -614,7 +614,8 @@ export class AccessGate {
    * Records one request for user input (`elicitation/create`, `sampling/createMessage`, `roots/list`)
    * that an upstream made during a call of `caller`'s, as relayed to it or declined: who was asked
    * and how it ended (`accept`, `decline`, `cancel`, `ok`, `denied`), never what was asked or answered.
-   * `subject` is what the call was about in the upstream's terms (recorded as `upstreamUri` for reads).
+   * `subject` is what the call was about in the upstream's terms (recorded as `upstreamUri` for reads;
+   * for `tools/call` and `prompts/get`, the tool's or prompt's client name is recorded as `name`).
    */
   relayedInput(
     caller: Caller,
@@ -626,6 +627,7 @@ export class AccessGate {
       method: input.method,
       server: input.server,
       ...(input.callMethod === 'resources/read' ? { uri: this.options.uris.encode(input.server, input.subject), upstreamUri: input.subject } : {}),
+      ...(input.callMethod !== 'resources/read' && this.options.items ? { name: this.options.items.names.encode(input.server, input.subject) } : {}),
       decision: input.allow ? 'allow' : 'deny',
       rule: input.rule,
       outcome: input.outcome,

@@ -7,7 +7,7 @@ import { ErrorCodes, inputDeclined, ProxyError } from '../errors.js';
 import type { Logger } from '../logger.js';
 import type { AuditDecision, AuditOutcome } from '../audit/log.js';
 import type { SetTimer } from '../federation/listing.js';
-import { isInputRequired, markPersonal, type CallRelay, type InputRequiredResult, type UpstreamCall } from '../federation/relay.js';
+import { isInputRequired, markPersonal, sendUpstream, type CallRelay, type InputRequiredResult, type UpstreamCall } from '../federation/relay.js';
 import type { ServerRequest, ServerRequestHandler, Upstream } from '../upstream/upstream.js';
 import { MODERN_REVISION } from './claim.js';
 import { MODERN, type Era } from './era.js';
@@ -67,7 +67,7 @@ export interface InputBridgeOptions {
 const DECLINED: Record<string, string> = {
   capability: 'the calling client did not declare the capability',
   deprecated: 'sampling is deprecated in 2026-07-28 and not relayed to clients of that revision',
-  era: 'clients of 2026-07-28 are not asked for roots',
+  era: 'this client cannot be asked on the call’s stream',
   'no-caller': 'no single call in flight on this connection asked for it',
   unsupported: 'not a request the gateway relays',
 };
@@ -163,10 +163,12 @@ export class InputBridge {
       const answers = this.answers(downstream, upstream, call, state.asked);
       params = { ...params, ...(answers ? { inputResponses: answers } : {}), ...(state.state !== undefined ? { requestState: state.state } : {}) };
     } else if (downstream.inputResponses !== undefined) {
-      throw invalidState('unasked'); // answers to nothing the gateway asked
+      // Answers given up front, with no state (SEP-2322 lets a client pre-supply them): the client's
+      // own data, like its arguments; the upstream takes what it recognizes and asks for the rest.
+      params = { ...params, inputResponses: downstream.inputResponses };
     }
     for (let round = 0; round <= this.options.config.maxRounds; round++) {
-      const result = await upstream.request(call.method, params, call.schema, call.signal, call.principal, { allowInputRequired: true });
+      const result = await sendUpstream(upstream, call, params, call.signal, { allowInputRequired: true });
       if (!isInputRequired(result)) return round > 0 || params !== call.params ? markPersonal(result) : result;
       if (round === this.options.config.maxRounds) break;
       const requests = result.inputRequests ?? {};
@@ -210,7 +212,7 @@ export class InputBridge {
       }
       for (const key of Object.keys(state.asked)) held.answer(key, undefined); // asked and not answered
     } else {
-      if (downstream.inputResponses !== undefined) throw invalidState('unasked');
+      // Answers given up front, with no state: a 2025-11-25 upstream cannot take them; ignored (SEP-2322: unrecognized information is ignored).
       flight = this.launch(downstream, upstream, call);
     }
     // The client cancelling this leg cancels the upstream call and frees what it held. A call shared
@@ -232,26 +234,46 @@ export class InputBridge {
   }
 
   /**
-   * Starts a bridged call on a 2025-11-25 upstream. Its deadline is the upstream's `timeoutMs` until
-   * it first asks for input; from then on the user's time is bounded by the bridge (`askTimeoutMs`,
-   * `heldCallTtlMs`) and the whole call by `timeoutMs + heldCallTtlMs`.
+   * Starts a bridged call on a 2025-11-25 upstream. Its deadline is the upstream's `timeoutMs` (a
+   * long call's own, reset by progress up to its `maxTotalMs`) until it first asks for input; from
+   * then on the user's time is bounded by the bridge (`askTimeoutMs`, `heldCallTtlMs`) and the whole
+   * call by that deadline plus `heldCallTtlMs`.
    */
   private launch<T>(downstream: BridgeDownstream, upstream: Upstream, call: UpstreamCall<T>): Flight {
     // A call that ends while held (the upstream failed or went away) frees its place at once.
     const flight: Flight = { call: new HeldCall(downstream.caller.principal, () => this.untrack(flight)), downstream, upstream, subject: call };
     this.track(flight);
     const extraTimeoutMs = this.options.config.heldCallTtlMs;
-    let deadline: NodeJS.Timeout | undefined;
+    const timers: (NodeJS.Timeout | undefined)[] = [undefined, undefined];
+    const timedOut = () => {
+      if (flight.call.asking || flight.call.settled) return;
+      this.drop(flight, new ProxyError(ErrorCodes.UPSTREAM_TIMEOUT, `upstream ${upstream.id} timed out`, { details: { server: upstream.id } }));
+    };
+    const arm = (slot: 0 | 1, ms: number) => {
+      clearTimeout(timers[slot]);
+      timers[slot] = setTimeout(timedOut, ms);
+      timers[slot].unref();
+    };
+    const long = call.long;
     // Armed when the request leaves the queue (a queued one is failed by the queue's own deadline).
     const onSent = (remainingMs: number) => {
-      deadline = setTimeout(() => {
-        if (flight.call.asking || flight.call.settled) return;
-        this.drop(flight, new ProxyError(ErrorCodes.UPSTREAM_TIMEOUT, `upstream ${upstream.id} timed out`, { details: { server: upstream.id } }));
-      }, remainingMs);
-      deadline.unref();
+      arm(0, remainingMs);
+      if (long) arm(1, Math.max(1, long.maxTotalMs - (long.timeoutMs - remainingMs)));
     };
+    const sent: UpstreamCall<T> = long
+      ? {
+          ...call,
+          long: {
+            ...long,
+            onProgress: (progress) => {
+              if (timers[0] !== undefined) arm(0, long.timeoutMs); // progress resets the call's own timeout, not its overall bound
+              long.onProgress?.(progress);
+            },
+          },
+        }
+      : call;
     flight.call.start((signal) =>
-      upstream.request(call.method, call.params, call.schema, signal, call.principal, { extraTimeoutMs, onSent }).finally(() => clearTimeout(deadline)),
+      sendUpstream(upstream, sent, call.params, signal, { extraTimeoutMs, onSent }).finally(() => timers.forEach((t) => clearTimeout(t))),
     );
     return flight;
   }
@@ -323,6 +345,12 @@ export class InputBridge {
     const reason = vet(downstream, request);
     if (!reason) return;
     this.record(downstream, upstream, call, request.method, 'deny', `bridge:${reason}`, 'denied', this.monotonic());
+    if (reason === 'capability' && downstream.era === 'modern') {
+      // 2026-07-28 names this refusal: -32021 with the capabilities the client would need.
+      throw new ProxyError(ErrorCodes.MISSING_CAPABILITY, `${request.method} needs a client capability the request did not declare`, {
+        details: { requiredCapabilities: requiredFor(request) },
+      });
+    }
     throw new ProxyError(ErrorCodes.INPUT_DECLINED, `${request.method} declined: ${DECLINED[reason]}`, { details: { method: request.method, reason } });
   }
 
@@ -423,19 +451,23 @@ function vet(downstream: BridgeDownstream, request: ServerRequest): keyof typeof
   if (!RELAYED.has(request.method)) return 'unsupported';
   const caps = downstream.capabilities;
   if (request.method === 'sampling/createMessage') {
-    if (downstream.era === 'modern') return 'deprecated';
-    return caps?.sampling ? undefined : 'capability';
+    if (!caps?.sampling) return 'capability';
+    return downstream.era === 'modern' ? 'deprecated' : undefined;
   }
-  if (request.method === 'roots/list') {
-    if (downstream.era === 'modern') return 'era';
-    return caps?.roots ? undefined : 'capability';
-  }
+  if (request.method === 'roots/list') return caps?.roots ? undefined : 'capability';
   const elicitation = caps?.elicitation as { form?: unknown; url?: unknown } | undefined;
   if (!elicitation) return 'capability';
   const url = (request.params as { mode?: unknown } | undefined)?.mode === 'url';
   // `elicitation: {}` is form mode (2025-11-25 back-compatibility).
   if (url ? !elicitation.url : elicitation.url && !elicitation.form) return 'capability';
   return undefined;
+}
+
+/** The client capability `request` needs, as 2026-07-28's `requiredCapabilities` spells it. */
+function requiredFor(request: ServerRequest): Record<string, unknown> {
+  if (request.method === 'sampling/createMessage') return { sampling: {} };
+  if (request.method === 'roots/list') return { roots: {} };
+  return { elicitation: (request.params as { mode?: unknown } | undefined)?.mode === 'url' ? { url: {} } : { form: {} } };
 }
 
 /** The JSON-RPC error a declined request is answered with. */
@@ -470,9 +502,10 @@ export function downstreamOf(server: Server, era: Era, ctx: Pick<BaseContext, 'm
   return {
     era,
     caller,
-    // eslint-disable-next-line @typescript-eslint/no-deprecated -- a 2025 session's capabilities, negotiated once at initialize
+    // eslint-disable-next-line @typescript-eslint/no-deprecated -- a 2025-11-25 connection: the capabilities it declared at initialize are the ones that hold
     capabilities: server.getClientCapabilities(),
     signal: req.signal,
-    ask: (request, options) => req.send(request as never, options),
+    // eslint-disable-next-line @typescript-eslint/no-unnecessary-type-assertion -- without it the overload taking a result schema is picked
+    ask: (request, options) => req.send(request as never, options) as Promise<Record<string, unknown>>,
   };
 }

@@ -1,4 +1,5 @@
 // Tool calls and prompt gets in flight per upstream: where an upstream's log message during a call goes.
+import type { CallRelay } from './relay.js';
 
 /** What the caller of one call hears besides its answer. */
 export interface CallContext {
@@ -10,11 +11,13 @@ export interface CallContext {
   /** An upstream `notifications/message` sent while this call was the only one in flight to it. */
   onMessage?: ((params: Record<string, unknown>) => void) | undefined;
   /**
-   * The downstream request's own context (the SDK handler's `ctx`: its era, `mcpReq.send` for
-   * requests related to it), for what an upstream asks back during the call (elicitation,
-   * sampling, roots: bridged by the era layer, issue 17 item 6). Unused by the federation itself.
+   * How the call reaches its upstream: the era bridge's relay for this request, so that what the
+   * upstream asks back during the call (elicitation, sampling, roots, `input_required`) reaches this
+   * caller in its era. Default: straight upstream (its requests for input are declined).
    */
-  context?: unknown;
+  relay?: CallRelay | undefined;
+  /** Reserved `_meta` keys the upstream call carries for this caller (its log level). Default: none. */
+  meta?: Record<string, unknown> | undefined;
 }
 
 /**

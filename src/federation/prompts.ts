@@ -5,7 +5,8 @@ import type { CallContext, CallsInFlight } from './calls-in-flight.js';
 import { namespacedContent } from './content-uris.js';
 import type { FoundItem } from './item-catalog.js';
 import type { CompleteParams, OperationTrace } from './resources.js';
-import { jsonLength, withoutProgressToken } from './tools.js';
+import { inputRequiredTraced, jsonLength, longCallOf, upstreamParamsOf, withMeta } from './tools.js';
+import { isInputRequired, plainRelay, type InputRequiredResult } from './relay.js';
 import type { UriCodec } from './uri.js';
 
 /** The shared parts prompt operations use. */
@@ -20,20 +21,20 @@ export class FederatedPrompts {
   constructor(private readonly deps: PromptsDeps) {}
 
   /** `prompts/get` of `found`: its messages, with resource links and embedded resources namespaced. */
-  async get(found: FoundItem, params: Record<string, unknown>, relay: CallContext, trace?: OperationTrace): Promise<GetPromptResultT> {
+  async get(found: FoundItem, params: Record<string, unknown>, relay: CallContext, trace?: OperationTrace): Promise<GetPromptResultT | InputRequiredResult> {
     const { upstream, server } = found;
-    const timeouts = this.deps.timeouts();
-    const upstreamParams = { ...withoutProgressToken(params), name: found.name };
     const result = await this.deps.calls.during(server, relay, () =>
-      upstream.call(Methods.getPrompt, upstreamParams, GetPromptResult, {
+      (relay.relay ?? plainRelay).send(upstream, {
+        method: Methods.getPrompt,
+        params: { ...withMeta(upstreamParamsOf(params), relay.meta), name: found.name },
+        schema: GetPromptResult,
+        subject: found.name,
         signal: relay.signal,
         principal: relay.principal,
-        timeoutMs: timeouts.callMs,
-        maxTotalMs: timeouts.callMaxMs,
-        onProgress: relay.onProgress,
-        key: `${found.kind}\u0000${found.name}\u0000${trace?.argumentsSha256 ?? ''}`,
+        long: longCallOf(this.deps.timeouts(), found, relay, trace),
       }),
     );
+    if (isInputRequired(result)) return inputRequiredTraced(result, trace); // the caller's edge renders it for its era
     const encode = (uri: string) => this.deps.uris.encode(server, uri);
     const out = {
       ...withoutHopFields(result),

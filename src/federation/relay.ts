@@ -1,5 +1,5 @@
 // How a call that may ask the user for input reaches its upstream: the era-neutral seam the bridge (eras/input-bridge.ts) plugs into. Pure types.
-import type { ResultSchema, Upstream } from '../upstream/upstream.js';
+import type { CallOptions, RequestExtras, ResultSchema, Upstream } from '../upstream/upstream.js';
 
 /**
  * The 2026-07-28 answer "input required" (SEP-2322): requests for the user, keyed by the server's
@@ -49,6 +49,30 @@ export interface UpstreamCall<T> {
   signal?: AbortSignal | undefined;
   /** Who the call is for (fair queueing upstream; held-call bounds). */
   principal?: string | undefined;
+  /**
+   * A long call (`tools/call`, `prompts/get`): its own timeout reset by progress, its overall bound,
+   * the caller's progress listener and its fair-queue key, as {@link Upstream.call} takes them.
+   * Default: none (a plain request under the upstream's `timeoutMs`).
+   */
+  long?: LongCall | undefined;
+}
+
+/** How a long call is bounded and who hears its progress ({@link CallOptions} without the signal and principal). */
+export type LongCall = Omit<CallOptions, 'signal' | 'principal'>;
+
+/**
+ * Sends `call` to `upstream` with `params`, under `signal`: a long call through {@link Upstream.call},
+ * any other through {@link Upstream.request}. The one way relays reach an upstream.
+ */
+export function sendUpstream<T>(
+  upstream: Upstream,
+  call: UpstreamCall<T>,
+  params: Record<string, unknown>,
+  signal: AbortSignal | undefined,
+  extras?: RequestExtras,
+): Promise<T> {
+  if (call.long) return upstream.call(call.method, params, call.schema, { ...call.long, signal, principal: call.principal }, extras);
+  return upstream.request(call.method, params, call.schema, signal, call.principal, extras);
 }
 
 /**
@@ -65,5 +89,5 @@ export interface CallRelay {
 /** The relay without a bridge: the upstream's result as it is (its requests for input are declined upstream of here). */
 export const plainRelay: CallRelay = {
   resuming: false,
-  send: (upstream, call) => upstream.request(call.method, call.params, call.schema, call.signal, call.principal),
+  send: (upstream, call) => sendUpstream(upstream, call, call.params, call.signal),
 };

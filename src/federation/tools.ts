@@ -4,6 +4,7 @@ import { CallToolResult, Methods, withoutHopFields, type CallToolResultT } from 
 import { withHint } from './cache-hint.js';
 import type { CallContext, CallsInFlight } from './calls-in-flight.js';
 import { namespacedContent } from './content-uris.js';
+import { isInputRequired, plainRelay, type InputRequiredResult, type LongCall } from './relay.js';
 import type { FoundItem, ItemKind } from './item-catalog.js';
 import { Lister, type ListAudience } from './listing.js';
 import { LIST_FIELDS } from './page-walker.js';
@@ -43,20 +44,20 @@ export class FederatedTools {
    * progress token kept at the proxy): the result comes back as the upstream gave it (`content`,
    * `structuredContent`, `isError`, `_meta`), with resource links and embedded resources namespaced.
    */
-  async call(found: FoundItem, params: Record<string, unknown>, relay: CallContext, trace?: OperationTrace): Promise<CallToolResultT> {
+  async call(found: FoundItem, params: Record<string, unknown>, relay: CallContext, trace?: OperationTrace): Promise<CallToolResultT | InputRequiredResult> {
     const { upstream, server } = found;
-    const timeouts = this.deps.timeouts();
-    const upstreamParams = { ...withoutProgressToken(params), name: found.name };
     const result = await this.deps.calls.during(server, relay, () =>
-      upstream.call(Methods.callTool, upstreamParams, CallToolResult, {
+      (relay.relay ?? plainRelay).send(upstream, {
+        method: Methods.callTool,
+        params: { ...withMeta(upstreamParamsOf(params), relay.meta), name: found.name },
+        schema: CallToolResult,
+        subject: found.name,
         signal: relay.signal,
         principal: relay.principal,
-        timeoutMs: timeouts.callMs,
-        maxTotalMs: timeouts.callMaxMs,
-        onProgress: relay.onProgress,
-        key: `${found.kind}\u0000${found.name}\u0000${trace?.argumentsSha256 ?? ''}`,
+        long: longCallOf(this.deps.timeouts(), found, relay, trace),
       }),
     );
+    if (isInputRequired(result)) return inputRequiredTraced(result, trace); // the caller's edge renders it for its era
     const out: Record<string, unknown> = { ...withoutHopFields(result) };
     if (Array.isArray(out.content)) out.content = namespacedContent(out.content, (uri) => this.deps.uris.encode(server, uri));
     if (trace) {
@@ -69,9 +70,26 @@ export class FederatedTools {
 
 /**
  * The client's params as sent upstream: without its `_meta.progressToken` (the upstream gets the
- * proxy's own) and without reserved `io.modelcontextprotocol/*` `_meta` keys (the client's own hop:
- * its revision and envelope are not the proxy's towards the upstream).
+ * proxy's own), without reserved `io.modelcontextprotocol/*` `_meta` keys (the client's own hop:
+ * its revision and envelope are not the proxy's towards the upstream), and without the retry fields
+ * of a 2026-07-28 client (`inputResponses`, `requestState`: the gateway's, opened by the bridge,
+ * never the upstream's).
  */
+export function upstreamParamsOf(params: Record<string, unknown>): Record<string, unknown> {
+  const stripped = withoutProgressToken(params);
+  if (!('inputResponses' in stripped) && !('requestState' in stripped)) return stripped;
+  const { inputResponses: _answers, requestState: _state, ...others } = stripped;
+  return others;
+}
+
+/** `params` with `meta` added to its `_meta` (the caller's reserved keys, set by the gateway). */
+export function withMeta(params: Record<string, unknown>, meta: Record<string, unknown> | undefined): Record<string, unknown> {
+  if (!meta) return params;
+  const own = params._meta;
+  return { ...params, _meta: { ...(typeof own === 'object' && own !== null ? own : {}), ...meta } };
+}
+
+/** `params` without the client's progress token and reserved `_meta` keys (see {@link upstreamParamsOf}). */
 export function withoutProgressToken(params: Record<string, unknown>): Record<string, unknown> {
   const meta = params._meta as Record<string, unknown> | undefined;
   if (!meta || typeof meta !== 'object') return params;
@@ -80,6 +98,22 @@ export function withoutProgressToken(params: Record<string, unknown>): Record<st
   if (kept.length === keys.length) return params;
   const { _meta: _drop, ...others } = params;
   return kept.length > 0 ? { ...others, _meta: Object.fromEntries(kept.map((k) => [k, meta[k]])) } : others;
+}
+
+/** The bounds of a tool call or prompt get (`timeouts.callMs` since the last progress, `callMaxMs` in all) and its fair-queue key. */
+export function longCallOf(timeouts: TimeoutsConfig, found: FoundItem, relay: CallContext, trace: OperationTrace | undefined): LongCall {
+  return {
+    timeoutMs: timeouts.callMs,
+    maxTotalMs: timeouts.callMaxMs,
+    onProgress: relay.onProgress,
+    key: `${found.kind}\u0000${found.name}\u0000${trace?.argumentsSha256 ?? ''}`,
+  };
+}
+
+/** An `input_required` answer, weighed for the audit record, handed back as it is. */
+export function inputRequiredTraced(result: InputRequiredResult, trace: OperationTrace | undefined): InputRequiredResult {
+  if (trace) trace.bytes = jsonLength(result);
+  return result;
 }
 
 const RESERVED_META_PREFIX = 'io.modelcontextprotocol/';

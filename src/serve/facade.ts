@@ -20,7 +20,9 @@ import { edgeOf } from '../eras/edges.js';
 import type { EraEdge, Era } from '../eras/era.js';
 import { installDispatch } from '../wire/dispatch.js';
 import { downstreamOf, type InputBridge } from '../eras/input-bridge.js';
+import { callerLogMeta } from '../eras/log-level.js';
 import type { CallRelay } from '../federation/relay.js';
+import type { CallContext } from '../federation/calls-in-flight.js';
 import { callerOf } from './request-caller.js';
 
 import { traceDownstream } from '../observe/tracing.js';
@@ -174,7 +176,7 @@ export function createFacadeServer(options: FacadeOptions): Server {
       gate.complete(caller, params as CompleteParams, ctx.mcpReq.signal),
     ),
   );
-  if (offers.tools || offers.prompts) handleItems(gate, offers, handle, boundary, who, cacheable);
+  if (offers.tools || offers.prompts) handleItems(gate, offers, handle, boundary, who, cacheable, relayOf, (ctx) => callerLogMeta(edge.era, ctx));
   answerInvalidParams(server);
   return server;
 }
@@ -193,7 +195,10 @@ export function capabilitiesFor(offers: Offers): ServerCapabilities {
 type Handle = <P>(method: string, schema: z.ZodType<P>, fn: (params: P, ctx: Ctx) => Promise<Record<string, unknown>>) => void;
 type Boundary = <T>(method: string, uri: ErrorContext['uri'], by: Caller, fn: (caller: Caller) => Promise<T>) => Promise<T>;
 
-/** The handlers of tools and prompts: lists, `tools/call`, `prompts/get`, each with its caller's progress and messages relayed to it alone. */
+/**
+ * The handlers of tools and prompts: lists, `tools/call`, `prompts/get`, each with its caller's
+ * progress and messages relayed to it alone, and the upstream's requests for input bridged to it (`bridged`).
+ */
 function handleItems(
   gate: AccessGate,
   offers: Offers,
@@ -201,19 +206,40 @@ function handleItems(
   boundary: Boundary,
   who: (ctx: Ctx) => Caller,
   cacheable: <T extends object>(r: T) => T,
+  bridged: (ctx: Ctx, caller: Caller) => CallRelay | undefined,
+  logMeta: (ctx: Ctx) => Record<string, unknown> | undefined,
 ): void {
-  const relayOf = (ctx: Ctx, caller: Caller) => {
+  /**
+   * Runs one call with its caller's progress and messages relayed, and answers only once every
+   * relayed notification has been handed to the transport: one sent just before the result would
+   * otherwise be overtaken by it (and lost on an HTTP stream the result closes).
+   */
+  const relayed = async <T>(ctx: Ctx, caller: Caller, call: (relay: CallContext) => Promise<T>): Promise<T> => {
     const token = ctx.mcpReq._meta?.progressToken;
-    const notify = (method: string, params: Record<string, unknown>) => void ctx.mcpReq.notify({ method, params }).catch(() => undefined);
-    return {
+    const sending = new Set<Promise<unknown>>();
+    const relayedAny = { yes: false };
+    const notify = (method: string, params: Record<string, unknown>) => {
+      relayedAny.yes = true;
+      const sent = ctx.mcpReq.notify({ method, params }).catch(() => undefined);
+      sending.add(sent);
+      void sent.then(() => sending.delete(sent));
+    };
+    const result = await call({
       signal: ctx.mcpReq.signal,
       principal: caller.principal,
-      context: ctx,
+      relay: bridged(ctx, caller),
+      meta: logMeta(ctx),
       ...(typeof token === 'string' || typeof token === 'number'
         ? { onProgress: (p: { progress: number; total?: number; message?: string }) => notify('notifications/progress', { ...p, progressToken: token }) }
         : {}),
       onMessage: (params: Record<string, unknown>) => notify('notifications/message', params),
-    };
+    });
+    if (sending.size > 0) await Promise.all(sending);
+    // A client on SDK 1.x/2.x drops a progress notification it reads in the same chunk as the response
+    // (its notification handlers run a microtask late; the response removes the progress handler at
+    // once): after relaying any, the answer waits one turn of the event loop, so it is written apart.
+    if (relayedAny.yes) await new Promise<void>((resolve) => setImmediate(resolve));
+    return result;
   };
   if (offers.tools) {
     handle('tools/list', ListParams, (params, ctx) =>
@@ -221,7 +247,7 @@ function handleItems(
     );
     handle('tools/call', CallParams, (params, ctx) =>
       boundary('tools/call', undefined, who(ctx), (caller) =>
-        gate.callTool(caller, params as Record<string, unknown> & { name: string }, relayOf(ctx, caller)),
+        relayed(ctx, caller, (relay) => gate.callTool(caller, params as Record<string, unknown> & { name: string }, relay)),
       ),
     );
   }
@@ -231,7 +257,7 @@ function handleItems(
     );
     handle('prompts/get', GetParams, (params, ctx) =>
       boundary('prompts/get', undefined, who(ctx), (caller) =>
-        gate.getPrompt(caller, params as Record<string, unknown> & { name: string }, relayOf(ctx, caller)),
+        relayed(ctx, caller, (relay) => gate.getPrompt(caller, params as Record<string, unknown> & { name: string }, relay)),
       ),
     );
   }

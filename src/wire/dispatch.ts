@@ -94,12 +94,24 @@ export function installDispatch(protocol: object, transport: RefusingTransport, 
   const failPending = (id: string | number, message: string, data?: Record<string, unknown>) =>
     internals._onresponse(errorAnswer(id, JsonRpc.INTERNAL_ERROR, message, data));
 
+  // SDK 2.x runs a notification's handler a microtask later but a response at once, and a response
+  // drops its request's progress handler: a progress notification read in the same chunk as its
+  // request's response would be lost. On the client side, a response read in the same turn as a
+  // progress notification is handed over a microtask later, after that notification's handler.
+  let progressThisTurn = false;
   transport.onmessage = (message, extra) => {
     const envelope = classify(message);
     switch (envelope.kind) {
-      case 'request':
       case 'notification':
+        if (side === 'client' && !progressThisTurn && (message as { method?: unknown }).method === 'notifications/progress') {
+          progressThisTurn = true;
+          queueMicrotask(() => (progressThisTurn = false));
+        }
+        return entry(message, envelope.kind, extra);
       case 'response':
+        if (progressThisTurn) return queueMicrotask(() => entry(message, 'response', extra));
+        return entry(message, envelope.kind, extra);
+      case 'request':
         return entry(message, envelope.kind, extra);
       case 'invalid':
         if (side === 'server') {

@@ -114,13 +114,18 @@ describe.each([
     expect((await leg(ada, `${server}+ask://name`, first.requestState, { [key]: accept('Ada') })).contents?.[0]?.text).toMatch(/^hello Ada/);
   });
 
-  it('answers to questions never asked are refused', async () => {
+  it('answers to questions never asked are refused; answers given up front are never taken as the gateway’s', async () => {
     const { rig } = await start();
     await using _ = rig;
     const c = await rig.modernClient(ADA, ELICIT);
-    expect(await codeOf(leg(c, `${server}+ask://name`, undefined, { name: accept('Eve') }))).toEqual(INVALID); // no state: nothing was asked
     const first = await leg(c, `${server}+ask://name`);
     expect(await codeOf(leg(c, `${server}+ask://name`, first.requestState, { bogus: accept('Eve') }))).toEqual(INVALID);
+    // No state (SEP-2322 lets a client pre-supply answers): a 2026 upstream gets them as the client's
+    // own data and answers; a 2025 upstream never sees them (its call asks again, or is declined
+    // while the first one is held on the same connection), so they are not refused either.
+    const upfront = await leg(c, `${server}+ask://name`, undefined, { name: accept('Eve') });
+    if (server === 'new') expect(upfront.contents?.[0]?.text).toMatch(/^hello Eve/);
+    else expect(JSON.stringify(upfront)).not.toContain('Eve');
   });
 });
 

@@ -111,7 +111,7 @@ describe('what is declined', () => {
     expect([e.code, e.data]).toEqual([-32600, { method: 'sampling/createMessage', reason: 'deprecated' }]);
   });
 
-  it('roots/list: answered from the calling 2025 session, declined towards 2026', async () => {
+  it('roots/list: answered by the calling client that declared roots, in either era', async () => {
     const r = rig();
     await using p = await r.start();
     const roots = { roots: () => ({ roots: [{ uri: 'file:///ada', name: 'home' }] }) };
@@ -119,8 +119,12 @@ describe('what is declined', () => {
     expect(textOf(await old.readResource({ uri: 'old+roots://x' }))).toBe('roots file:///ada');
     expect(textOf(await old.readResource({ uri: 'new+roots://x' }))).toBe('roots file:///ada');
     const modern = await p.modernClient(BOB, { roots: {} }, roots);
-    expect(textOf(await read(modern, 'old+roots://x'))).toContain('roots/list declined');
-    expect((await rpcError(read(modern, 'new+roots://x'))).data).toEqual({ method: 'roots/list', reason: 'era' });
+    expect(textOf(await read(modern, 'old+roots://x'))).toBe('roots file:///ada');
+    expect(textOf(await read(modern, 'new+roots://x'))).toBe('roots file:///ada');
+    // Without the capability: a 2026 upstream's question is refused with -32021, naming what is missing.
+    const bare = await p.modernClient(BOB, {}, {});
+    const e = await rpcError(read(bare, 'new+roots://x'));
+    expect([e.code, e.data]).toEqual([-32021, { requiredCapabilities: { roots: {} } }]);
   });
 
   it('a request that belongs to no calling session is declined and logged', async () => {

@@ -196,3 +196,38 @@ describe('installDispatch', () => {
     await server.close();
   });
 });
+
+describe('installDispatch, client side: progress read in the same turn as its response', () => {
+  it('reaches the request’s progress handler before the response ends the request', async () => {
+    const client = new Client({ name: 'c', version: '1' });
+    const [clientSide, peer] = InMemoryTransport.createLinkedPair();
+    peer.onmessage = (m) => {
+      const msg = m as { id?: number; method?: string; params?: { _meta?: { progressToken?: number } } };
+      if (msg.method === 'initialize') {
+        void peer.send({
+          jsonrpc: '2.0',
+          id: msg.id!,
+          result: { protocolVersion: '2025-11-25', capabilities: { tools: {} }, serverInfo: { name: 'raw', version: '1' } },
+        });
+      } else if (msg.method === 'tools/call') {
+        const progressToken = msg.params?._meta?.progressToken;
+        // Both in one synchronous turn, as when they are read from one chunk of a pipe.
+        clientSide.onmessage?.({ jsonrpc: '2.0', method: 'notifications/progress', params: { progressToken: progressToken!, progress: 100, total: 100 } });
+        clientSide.onmessage?.({ jsonrpc: '2.0', id: msg.id!, result: { content: [] } });
+      }
+    };
+    await peer.start();
+    await client.connect(clientSide);
+    installDispatch(client, clientSide, 'client');
+    const heard: number[] = [];
+    const result = await client.request(
+      { method: 'tools/call', params: { name: 't', arguments: {} } },
+      z.looseObject({}) as never,
+      {
+        onprogress: (p: { progress: number }) => heard.push(p.progress),
+      } as never,
+    );
+    expect(result).toEqual({ content: [] });
+    expect(heard).toEqual([100]);
+  });
+});
