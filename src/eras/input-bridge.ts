@@ -100,6 +100,8 @@ export class InputBridge {
   private readonly setTimer: SetTimer;
   /** Bridged calls in flight on each 2025-11-25 upstream. */
   private readonly inflight = new Map<Upstream, Set<Flight>>();
+  /** Calls to 2025-11-25 upstreams whose caller can answer nothing: counted for routing, nothing held. */
+  private readonly plain = new WeakMap<Upstream, Set<PlainFlight>>();
   /** Held calls by id, and how many each principal holds. */
   private readonly held = new Map<string, HeldCall>();
   private readonly heldBy = new Map<string, number>();
@@ -132,17 +134,41 @@ export class InputBridge {
   /** Sends `call` to `upstream` for `downstream`, bridging whatever input the upstream asks for. */
   relayWithBridge<T>(downstream: BridgeDownstream, upstream: Upstream, call: UpstreamCall<T>): Promise<T | InputRequiredResult> {
     if (this.closed) return Promise.reject(new ProxyError(ErrorCodes.CLOSED, 'the bridge is closed'));
-    return upstream.protocolVersion === MODERN_REVISION ? this.viaModern(downstream, upstream, call) : this.viaLegacy(downstream, upstream, call);
+    if (upstream.protocolVersion === MODERN_REVISION) return this.viaModern(downstream, upstream, call);
+    // A caller that could answer nothing and continues nothing needs no held call: the request goes
+    // as a plain one (the upstream's fast path), counted so that routing stays exact.
+    if (downstream.requestState === undefined && !answersInput(downstream.capabilities)) return this.viaPlain(downstream, upstream, call);
+    return this.viaLegacy(downstream, upstream, call);
+  }
+
+  /** Sends `call` as it is, counted among the calls in flight on `upstream` (see {@link serverRequest}). */
+  private async viaPlain<T>(downstream: BridgeDownstream, upstream: Upstream, call: UpstreamCall<T>): Promise<T> {
+    const flight: PlainFlight = { downstream, subject: call };
+    let set = this.plain.get(upstream);
+    if (!set) this.plain.set(upstream, (set = new Set()));
+    set.add(flight);
+    try {
+      return await sendUpstream(upstream, call, call.params, call.signal);
+    } finally {
+      set.delete(flight);
+    }
   }
 
   /** Answers a 2025-11-25 upstream's request: routed to the one bridged call in flight on it, else declined and logged. */
   readonly serverRequest: ServerRequestHandler = (upstream, request, signal) => {
     const flights = this.inflight.get(upstream);
-    if (!flights || flights.size !== 1) {
-      this.options.logger.warn({ server: upstream.id, method: request.method, inFlight: flights?.size ?? 0 }, 'upstream request declined: no calling session');
+    const plain = this.plain.get(upstream);
+    const inFlight = (flights?.size ?? 0) + (plain?.size ?? 0);
+    if (inFlight !== 1) {
+      this.options.logger.warn({ server: upstream.id, method: request.method, inFlight }, 'upstream request declined: no calling session');
       return Promise.reject(declined(request.method, 'no-caller'));
     }
-    return this.receive(flights.values().next().value!, request, signal);
+    if (flights?.size === 1) return this.receive(flights.values().next().value!, request, signal);
+    // The one call in flight is a plain one: its caller can answer nothing, so this is declined as the bridge would.
+    const only = plain!.values().next().value!;
+    const reason = vet(only.downstream, request) ?? 'capability';
+    this.record(only.downstream, upstream, only.subject, request.method, 'deny', `bridge:${reason}`, 'denied', this.monotonic());
+    return Promise.reject(declined(request.method, reason));
   };
 
   /** Cancels every held call and refuses new calls. Idempotent. */
@@ -429,6 +455,17 @@ export class InputBridge {
 }
 
 /** A bridged call in flight on a 2025-11-25 upstream: the call, and the downstream leg serving it now. */
+/** A call sent plain (its caller can answer nothing): who made it, for the audit of a declined request. */
+interface PlainFlight {
+  downstream: BridgeDownstream;
+  subject: Pick<UpstreamCall<unknown>, 'method' | 'subject'>;
+}
+
+/** Whether a client with `caps` could answer any request the bridge relays (elicitation, sampling, roots). */
+function answersInput(caps: ClientCapabilities | undefined): boolean {
+  return caps?.elicitation !== undefined || caps?.sampling !== undefined || caps?.roots !== undefined;
+}
+
 interface Flight {
   call: HeldCall;
   downstream: BridgeDownstream;

@@ -164,6 +164,31 @@ describe('routing on a shared upstream connection', () => {
     expect(textOf(await bob.readResource({ uri: 'old+ask://bob' }))).toBe('hello Bob');
   });
 
+  it('a caller that can answer nothing is sent plain yet counted: a request during its call is never routed to another caller', async () => {
+    const r = rig();
+    await using p = await r.start();
+    const adaAsked = deferred();
+    const release = deferred<Record<string, unknown>>();
+    let adaAskedCount = 0;
+    const ada = await p.legacyClient(ADA, ELICIT, {
+      elicit: () => {
+        adaAskedCount++;
+        adaAsked.resolve();
+        return release.promise;
+      },
+    });
+    const bare = await p.legacyClient(BOB, {});
+    const adaRead = ada.readResource({ uri: 'old+ask://name' });
+    await within(adaAsked.promise, 'ada to be asked');
+    // Bob declared no capability, so his call holds nothing in the bridge; it still counts as a call
+    // in flight, so the upstream's question during it is ambiguous and declined, never put to Ada.
+    expect(textOf(await bare.readResource({ uri: 'old+ask://bob' }))).toContain('declined: no single call in flight');
+    release.resolve({ action: 'accept', content: { name: 'Ada' } });
+    expect(textOf(await adaRead)).toBe('hello Ada');
+    expect(adaAskedCount).toBe(1);
+    expect(p.proxy.bridge.stats()).toEqual({ inFlight: 0, held: 0 });
+  });
+
   it('an answer made with one caller’s input is never shared: a read that joined the call makes its own', async () => {
     const r = rig();
     await using p = await r.start();
