@@ -5,8 +5,8 @@ import type { CallContext, CallsInFlight } from './calls-in-flight.js';
 import { namespacedContent } from './content-uris.js';
 import type { FoundItem } from './item-catalog.js';
 import type { CompleteParams, OperationTrace } from './resources.js';
-import { inputRequiredTraced, jsonLength, longCallOf, upstreamParamsOf, withMeta } from './tools.js';
-import { isInputRequired, plainRelay, type InputRequiredResult } from './relay.js';
+import { inputRequiredTraced, jsonLength, sendToOwner } from './tools.js';
+import { isInputRequired, type InputRequiredResult } from './relay.js';
 import type { UriCodec } from './uri.js';
 
 /** The shared parts prompt operations use. */
@@ -22,18 +22,8 @@ export class FederatedPrompts {
 
   /** `prompts/get` of `found`: its messages, with resource links and embedded resources namespaced. */
   async get(found: FoundItem, params: Record<string, unknown>, relay: CallContext, trace?: OperationTrace): Promise<GetPromptResultT | InputRequiredResult> {
-    const { upstream, server } = found;
-    const result = await this.deps.calls.during(server, relay, () =>
-      (relay.relay ?? plainRelay).send(upstream, {
-        method: Methods.getPrompt,
-        params: { ...withMeta(upstreamParamsOf(params), relay.meta), name: found.name },
-        schema: GetPromptResult,
-        subject: found.name,
-        signal: relay.signal,
-        principal: relay.principal,
-        long: longCallOf(this.deps.timeouts(), found, relay, trace),
-      }),
-    );
+    const { server } = found;
+    const result = await sendToOwner(this.deps, found, params, relay, trace, Methods.getPrompt, GetPromptResult);
     if (isInputRequired(result)) return inputRequiredTraced(result, trace); // the caller's edge renders it for its era
     const encode = (uri: string) => this.deps.uris.encode(server, uri);
     const out = {

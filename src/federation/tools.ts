@@ -10,6 +10,7 @@ import { Lister, type ListAudience } from './listing.js';
 import { LIST_FIELDS } from './page-walker.js';
 import type { ListResult, OperationTrace } from './resources.js';
 import type { UriCodec } from './uri.js';
+import type { ResultSchema } from '../upstream/upstream.js';
 
 /** The shared parts tool calls and item lists use. */
 export interface ToolsDeps {
@@ -45,18 +46,8 @@ export class FederatedTools {
    * `structuredContent`, `isError`, `_meta`), with resource links and embedded resources namespaced.
    */
   async call(found: FoundItem, params: Record<string, unknown>, relay: CallContext, trace?: OperationTrace): Promise<CallToolResultT | InputRequiredResult> {
-    const { upstream, server } = found;
-    const result = await this.deps.calls.during(server, relay, () =>
-      (relay.relay ?? plainRelay).send(upstream, {
-        method: Methods.callTool,
-        params: { ...withMeta(upstreamParamsOf(params), relay.meta), name: found.name },
-        schema: CallToolResult,
-        subject: found.name,
-        signal: relay.signal,
-        principal: relay.principal,
-        long: longCallOf(this.deps.timeouts(), found, relay, trace),
-      }),
-    );
+    const { server } = found;
+    const result = await sendToOwner(this.deps, found, params, relay, trace, Methods.callTool, CallToolResult);
     if (isInputRequired(result)) return inputRequiredTraced(result, trace); // the caller's edge renders it for its era
     const out: Record<string, unknown> = { ...withoutHopFields(result) };
     if (Array.isArray(out.content)) out.content = namespacedContent(out.content, (uri) => this.deps.uris.encode(server, uri));
@@ -80,6 +71,33 @@ export function upstreamParamsOf(params: Record<string, unknown>): Record<string
   if (!('inputResponses' in stripped) && !('requestState' in stripped)) return stripped;
   const { inputResponses: _answers, requestState: _state, ...others } = stripped;
   return others;
+}
+
+/**
+ * Sends a call of `found` (`tools/call`, `prompts/get`) to its owner, counted among the calls in
+ * flight on its server: the client's params with the upstream's name, the caller's progress token
+ * kept at the proxy, through the caller's relay (the era bridge) when it has one.
+ */
+export function sendToOwner<T>(
+  deps: { calls: CallsInFlight; timeouts: () => TimeoutsConfig },
+  found: FoundItem,
+  params: Record<string, unknown>,
+  relay: CallContext,
+  trace: OperationTrace | undefined,
+  method: string,
+  schema: ResultSchema<T>,
+): Promise<T | InputRequiredResult> {
+  return deps.calls.during(found.server, relay, () =>
+    (relay.relay ?? plainRelay).send(found.upstream, {
+      method,
+      params: { ...withMeta(upstreamParamsOf(params), relay.meta), name: found.name },
+      schema,
+      subject: found.name,
+      signal: relay.signal,
+      principal: relay.principal,
+      long: longCallOf(deps.timeouts(), found, relay, trace),
+    }),
+  );
 }
 
 /** `params` with `meta` added to its `_meta` (the caller's reserved keys, set by the gateway). */
