@@ -5,8 +5,7 @@ import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import { ElicitRequestSchema } from '@modelcontextprotocol/sdk/types.js';
-import { Client as ModernClient, StreamableHTTPClientTransport as ModernHttpTransport } from '@modelcontextprotocol/client';
-import { CLI, HttpGatewayProcess, ROOT, TempDir, assertBuilt } from './helpers.js';
+import { CLI, HttpGatewayProcess, ROOT, TempDir, assertBuilt, elicitingModernClient } from './helpers.js';
 
 const INPUT = path.join(ROOT, 'test', 'fixtures', 'input-server.mjs');
 const CONFIG = {
@@ -50,12 +49,7 @@ describe('bridging through the built CLI', () => {
     using dir = new TempDir();
     await using gw = await HttpGatewayProcess.serve(dir.writeConfig(CONFIG), { logLevel: 'info' });
     await gw.started;
-    const client = new ModernClient({ name: 'e2e-modern-user', version: '1.0.0' }, {
-      capabilities: { elicitation: { form: {} } },
-      versionNegotiation: { mode: 'auto' },
-    } as never);
-    client.setRequestHandler('elicitation/create', () => ({ action: 'accept', content: { name: 'Grace' } }) as never);
-    await client.connect(new ModernHttpTransport(gw.url));
+    const client = await elicitingModernClient(gw.url, 'e2e-modern-user', 'Grace');
     try {
       expect(client.getNegotiatedProtocolVersion()).toBe('2026-07-28');
       const read = (uri: string) => client.request({ method: 'resources/read', params: { uri } } as never, PASS as never) as Promise<{ contents: unknown[] }>;

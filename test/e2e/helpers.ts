@@ -9,7 +9,7 @@ import { setTimeout as delay } from 'node:timers/promises';
 import { fileURLToPath } from 'node:url';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js';
-import { Client as V2Client } from '@modelcontextprotocol/client';
+import { Client as V2Client, StreamableHTTPClientTransport as V2HttpTransport } from '@modelcontextprotocol/client';
 import { StdioClientTransport as V2StdioClientTransport } from '@modelcontextprotocol/client/stdio';
 import { execa, type Options as ExecaOptions, type Result as ExecaResult, type ResultPromise } from 'execa';
 import { afterAll, beforeAll } from 'vitest';
@@ -510,3 +510,17 @@ export function fixtureContent(uri: string, i: number, size: number): Record<str
 
 /** `uri` with the namespace of `server`. */
 export const ns = (server: string, uri: string): string => `${server}+${uri}`;
+
+/**
+ * An SDK v2 client over HTTP to `url`, negotiating the revision (2026-07-28 with the gateway), that
+ * declares form elicitation and answers every question with `{ name }` accepted.
+ */
+export async function elicitingModernClient(url: URL, clientName: string, name: string): Promise<V2Client> {
+  const client = new V2Client({ name: clientName, version: '1.0.0' }, {
+    capabilities: { elicitation: { form: {} } },
+    versionNegotiation: { mode: 'auto' },
+  } as never);
+  client.setRequestHandler('elicitation/create', () => ({ action: 'accept', content: { name } }) as never);
+  await client.connect(new V2HttpTransport(url));
+  return client;
+}

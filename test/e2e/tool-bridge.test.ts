@@ -6,7 +6,7 @@ import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js';
 import { CreateMessageRequestSchema, ElicitRequestSchema } from '@modelcontextprotocol/sdk/types.js';
 import { Client as ModernClient, StreamableHTTPClientTransport as ModernHttpTransport } from '@modelcontextprotocol/client';
-import { CLI, HttpGatewayProcess, ROOT, TempDir, assertBuilt, upstreams } from './helpers.js';
+import { CLI, HttpGatewayProcess, ROOT, TempDir, assertBuilt, upstreams, elicitingModernClient } from './helpers.js';
 
 const INPUT = path.join(ROOT, 'test', 'fixtures', 'input-server.mjs');
 const CONFIG = {
@@ -123,12 +123,7 @@ describe('tools/call and prompts/get bridged through the built CLI', () => {
     using dir = new TempDir();
     await using gw = await HttpGatewayProcess.serve(dir.writeConfig(CONFIG));
     await gw.started;
-    const client = new ModernClient({ name: 'e2e-modern-tool-user', version: '1.0.0' }, {
-      capabilities: { elicitation: { form: {} } },
-      versionNegotiation: { mode: 'auto' },
-    } as never);
-    client.setRequestHandler('elicitation/create', () => ({ action: 'accept', content: { name: 'Grace' } }) as never);
-    await client.connect(new ModernHttpTransport(gw.url));
+    const client = await elicitingModernClient(gw.url, 'e2e-modern-tool-user', 'Grace');
     try {
       expect(client.getNegotiatedProtocolVersion()).toBe('2026-07-28');
       const rpc = (method: string, params: Record<string, unknown>, options?: Record<string, unknown>) =>
