@@ -61,6 +61,12 @@ export interface ProxyOptions {
   metrics?: Metrics;
   /** Scale-out (the `redis` block, opened by `openCluster`): shared limits and change events. Default: none (nothing shared). */
   cluster?: Cluster;
+  /**
+   * Plain 2025-11-25 reads and tool calls on stdio connections take the edge fast lane
+   * (`serve/fast-lane.ts`). Default: true, unless the environment sets `MCP_FEDERATE_SDK_REQUESTS=1`
+   * (every request through the SDK, as the suites run to prove the lane changes nothing).
+   */
+  fastLane?: boolean;
 }
 
 const SERVER_INFO = { name: 'mcp-federate', version: VERSION };
@@ -168,7 +174,8 @@ export function createProxy(options: ProxyOptions): Proxy {
   const served = new ServerSet({ pool, uris: codec, issued, cache, relay, lister, sessions, catalog, names: naming, started: () => started });
   const offers = offersOf(pool);
   const defaultCaller: CallerIdentity = { principal: config.stdio.principal, roles: config.stdio.roles, transport: 'stdio' };
-  const opener = new SessionOpener({ gate, sessions, relay, logger, serverInfo: SERVER_INFO, defaultCaller, offers, bridge, metrics });
+  const fastLane = options.fastLane ?? process.env.MCP_FEDERATE_SDK_REQUESTS !== '1';
+  const opener = new SessionOpener({ gate, sessions, relay, logger, serverInfo: SERVER_INFO, defaultCaller, offers, bridge, metrics, fastLane });
   const connections = new Set<Connection>();
   let closing: Promise<void> | undefined;
 

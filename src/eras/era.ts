@@ -31,6 +31,12 @@ export interface EraEdge {
   readonly notFoundCode: number;
   /** `result` as this era's clients get it (2026-07-28: the proxy's cache hint as `ttlMs` / `cacheScope`). */
   answer<T extends object>(result: T): T;
+  /**
+   * Whether a stdio connection of this era may take the edge fast lane (`serve/fast-lane.ts`): its
+   * requests are plain JSON-RPC whose answers go out as the facade builds them (2025-11-25). 2026-07-28
+   * requests carry their envelope in `_meta` and are served by the SDK's entry.
+   */
+  readonly fastLane: boolean;
   /** Sets up a facade Server (an SDK `Protocol`) for this era, once, before it connects. */
   prepare(server: object): void;
   /** Calls `then` with the revision once `server`'s session is open (2025: after `initialize`; 2026: at once). */

@@ -462,7 +462,8 @@ interface PlainFlight {
 }
 
 /** Whether a client with `caps` could answer any request the bridge relays (elicitation, sampling, roots). */
-function answersInput(caps: ClientCapabilities | undefined): boolean {
+/** Whether a client that declared `caps` can be asked for input (elicitation, sampling or roots). */
+export function answersInput(caps: ClientCapabilities | undefined): boolean {
   return caps?.elicitation !== undefined || caps?.sampling !== undefined || caps?.roots !== undefined;
 }
 

@@ -43,6 +43,7 @@ function answerCodesAsThrown(server: object): void {
 export const rev2025: EraEdge = {
   era: LEGACY,
   revision: Revisions.legacy,
+  fastLane: true,
   notFoundCode: JsonRpc.RESOURCE_NOT_FOUND,
   answer: (result) => result,
   prepare: answerCodesAsThrown,

@@ -23,6 +23,7 @@ export function withCacheFields<T extends object>(result: T): T {
 export const rev2026: EraEdge = {
   era: MODERN,
   revision: Revisions.modern,
+  fastLane: false,
   notFoundCode: JsonRpc.INVALID_PARAMS,
   answer: withCacheFields,
   prepare: () => undefined,

@@ -10,7 +10,7 @@ import {
   type Transport,
 } from '@modelcontextprotocol/server';
 import { z } from 'zod';
-import { ErrorCodes, invalidParams, ProxyError, toJsonRpcError, type ErrorContext } from '../errors.js';
+import { invalidParams, type ErrorContext } from '../errors.js';
 import type { Logger } from '../logger.js';
 import type { CompleteParams } from '../federation/resources.js';
 import type { AccessGate } from '../access/gate.js';
@@ -24,6 +24,8 @@ import { callerLogMeta } from '../eras/log-level.js';
 import type { CallRelay } from '../federation/relay.js';
 import type { CallContext } from '../federation/calls-in-flight.js';
 import { callerOf } from './request-caller.js';
+import { failureAnswer } from './request-failure.js';
+import { relayedCall } from './relayed-call.js';
 
 import { traceDownstream } from '../observe/tracing.js';
 export type { Era };
@@ -136,8 +138,7 @@ export function createFacadeServer(options: FacadeOptions): Server {
     try {
       return await fn(by);
     } catch (err) {
-      logFailure(logger, method, err, by);
-      throw toJsonRpcError(err, { uri, notFoundCode });
+      throw failureAnswer(logger, method, err, by, { uri, notFoundCode });
     }
   };
 
@@ -209,38 +210,19 @@ function handleItems(
   bridged: (ctx: Ctx, caller: Caller) => CallRelay | undefined,
   logMeta: (ctx: Ctx) => Record<string, unknown> | undefined,
 ): void {
-  /**
-   * Runs one call with its caller's progress and messages relayed, and answers only once every
-   * relayed notification has been handed to the transport: one sent just before the result would
-   * otherwise be overtaken by it (and lost on an HTTP stream the result closes).
-   */
-  const relayed = async <T>(ctx: Ctx, caller: Caller, call: (relay: CallContext) => Promise<T>): Promise<T> => {
-    const token = ctx.mcpReq._meta?.progressToken;
-    const sending = new Set<Promise<unknown>>();
-    const relayedAny = { yes: false };
-    const notify = (method: string, params: Record<string, unknown>) => {
-      relayedAny.yes = true;
-      const sent = ctx.mcpReq.notify({ method, params }).catch(() => undefined);
-      sending.add(sent);
-      void sent.then(() => sending.delete(sent));
-    };
-    const result = await call({
-      signal: ctx.mcpReq.signal,
-      principal: caller.principal,
-      relay: bridged(ctx, caller),
-      meta: logMeta(ctx),
-      ...(typeof token === 'string' || typeof token === 'number'
-        ? { onProgress: (p: { progress: number; total?: number; message?: string }) => notify('notifications/progress', { ...p, progressToken: token }) }
-        : {}),
-      onMessage: (params: Record<string, unknown>) => notify('notifications/message', params),
-    });
-    if (sending.size > 0) await Promise.all(sending);
-    // A client on SDK 1.x/2.x drops a progress notification it reads in the same chunk as the response
-    // (its notification handlers run a microtask late; the response removes the progress handler at
-    // once): after relaying any, the answer waits one turn of the event loop, so it is written apart.
-    if (relayedAny.yes) await new Promise<void>((resolve) => setImmediate(resolve));
-    return result;
-  };
+  /** Runs one call with its caller's progress and messages relayed to it alone (`relayedCall`). */
+  const relayed = <T>(ctx: Ctx, caller: Caller, call: (relay: CallContext) => Promise<T>): Promise<T> =>
+    relayedCall(
+      {
+        signal: ctx.mcpReq.signal,
+        principal: caller.principal,
+        progressToken: ctx.mcpReq._meta?.progressToken,
+        notify: (notification) => ctx.mcpReq.notify(notification),
+        relay: bridged(ctx, caller),
+        meta: logMeta(ctx),
+      },
+      call,
+    );
   if (offers.tools) {
     handle('tools/list', ListParams, (params, ctx) =>
       boundary('tools/list', undefined, who(ctx), async (caller) => cacheable(await gate.listItems(caller, 'tools', params.cursor, ctx.mcpReq.signal))),
@@ -346,26 +328,4 @@ export function invalidParamsMessage(issues: readonly Issue[]): string {
 function oneLine(text: string): string {
   const line = text.replace(/[\u0000-\u001f\u2028\u2029]+/g, ' ');
   return line.length > 160 ? `${line.slice(0, 157)}...` : line;
-}
-
-/** Expected outcomes (not found, bad cursor, cancel) log at debug; upstream failures at warn. */
-function logFailure(logger: Logger, method: string, err: unknown, caller: Caller): void {
-  const code = err instanceof ProxyError ? err.code : undefined;
-  const quiet =
-    code === ErrorCodes.RESOURCE_NOT_FOUND ||
-    code === ErrorCodes.INVALID_CURSOR ||
-    code === ErrorCodes.INVALID_PARAMS ||
-    code === ErrorCodes.LIMIT_EXCEEDED ||
-    code === ErrorCodes.UNKNOWN_ITEM ||
-    code === ErrorCodes.CANCELLED;
-  const record = {
-    method,
-    principal: caller.principal,
-    session: caller.session,
-    code,
-    details: err instanceof ProxyError ? err.details : undefined,
-    err: code ? undefined : String(err),
-  };
-  if (quiet) logger.debug(record, 'request failed');
-  else logger.warn(record, 'request failed');
 }

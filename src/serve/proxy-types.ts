@@ -14,6 +14,7 @@ import type { Era } from '../eras/claim.js';
 import type { InputBridge } from '../eras/input-bridge.js';
 import type { Metrics } from '../observe/metrics.js';
 import type { Readiness } from '../observe/readiness.js';
+import type { ClassifiedHandler, Send, Wrapper } from '../wire/compose.js';
 
 /** A running federation: one shared core, any number of downstream sessions. */
 export interface Proxy extends AsyncDisposable {
@@ -110,6 +111,11 @@ export interface DownstreamSession {
    * Closing a Server does not end the session: {@link DownstreamSession.close} does.
    */
   createServer(era: Era): Server;
+  /**
+   * The edge fast lane for a Server this session made (`serve/fast-lane.ts`), answering on `send`;
+   * undefined when the lane is off (`MCP_FEDERATE_SDK_REQUESTS=1`) or the Server is not this session's.
+   */
+  fastLane?(server: Server, send: Send): Wrapper<ClassifiedHandler> | undefined;
   /** Releases the session's subscriptions and forgets it. Idempotent. */
   close(): void;
 }

@@ -11,6 +11,8 @@ import { MODERN, type Era } from '../eras/era.js';
 import type { InputBridge } from '../eras/input-bridge.js';
 import type { CallerIdentity, DownstreamSession, SessionOptions } from './proxy-types.js';
 import { noopMetrics, type Metrics, type SessionKind } from '../observe/metrics.js';
+import type { ClassifiedHandler, Send, Wrapper } from '../wire/compose.js';
+import { fastLane } from './fast-lane.js';
 
 /** Options of {@link SessionOpener}. */
 export interface SessionOpenerOptions {
@@ -27,7 +29,11 @@ export interface SessionOpenerOptions {
   bridge?: InputBridge;
   /** Told about sessions and listens opening and closing. Default: {@link noopMetrics}. */
   metrics?: Metrics;
+  /** Whether stdio connections of an era that allows it take the edge fast lane. Default: true. */
+  fastLane?: boolean;
 }
+
+const NO_OFFERS: Offers = { tools: false, prompts: false };
 
 /** The session of stateless requests: it never subscribes (2026 has no resources/subscribe) nor hears anything. */
 const STATELESS: Session = { id: 'stateless', sendUpdated: () => undefined, sendListChanged: () => undefined };
@@ -42,6 +48,9 @@ const STATELESS: Session = { id: 'stateless', sendUpdated: () => undefined, send
  */
 export class SessionOpener {
   private readonly servers = new Set<Server>();
+  /** What each session Server was offered, for its fast lane. */
+  private readonly offersOf = new WeakMap<Server, Offers>();
+  private readonly eraOf = new WeakMap<Server, Era>();
   private ids = 0;
 
   constructor(private readonly options: SessionOpenerOptions) {}
@@ -55,7 +64,7 @@ export class SessionOpener {
   /** Opens one downstream session (see `Proxy.openSession`). */
   open(sessionOptions: SessionOptions = {}): DownstreamSession {
     const { gate, sessions, relay, logger, serverInfo, bridge } = this.options;
-    const servers = this.servers;
+    const { servers, offersOf, eraOf } = this;
     const offered = () => this.offered();
     let current: Server | undefined;
     let open = true;
@@ -117,7 +126,10 @@ export class SessionOpener {
         identity = { ...next, session: id };
       },
       createServer(era) {
-        const server = createFacadeServer({ gate, caller, session, logger, serverInfo, era, ...offered(), ...(bridge ? { bridge } : {}) });
+        const offers = offered();
+        const server = createFacadeServer({ gate, caller, session, logger, serverInfo, era, ...offers, ...(bridge ? { bridge } : {}) });
+        offersOf.set(server, offers.offers ?? NO_OFFERS);
+        eraOf.set(server, era);
         if (!counted && open && metrics.enabled) {
           counted = { kind: { transport: caller.transport, era: edgeOf(era).revision }, listen: false };
           metrics.session(counted.kind, 1);
@@ -137,6 +149,7 @@ export class SessionOpener {
         );
         return server;
       },
+      fastLane: (server, send) => this.fastLaneFor(server, caller, send),
       close() {
         if (!open) return;
         open = false;
@@ -146,6 +159,15 @@ export class SessionOpener {
       },
     };
     return handle;
+  }
+
+  /** The fast lane of a session Server, when the lane is on and the Server's era allows it. */
+  private fastLaneFor(server: Server, caller: Caller, send: Send): Wrapper<ClassifiedHandler> | undefined {
+    const offers = this.offersOf.get(server);
+    const era = this.eraOf.get(server);
+    if (this.options.fastLane === false || offers === undefined || era === undefined || !edgeOf(era).fastLane) return undefined;
+    const { gate, logger, bridge } = this.options;
+    return fastLane({ gate, caller, logger, edge: edgeOf(era), offers, bridge, server, send });
   }
 
   private offered(): { offers?: Offers } {

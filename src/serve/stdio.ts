@@ -1,5 +1,5 @@
 // Serving one stdio connection (or any message stream): the envelope guard in front, then the first message picks the era that serves it.
-import type { JSONRPCMessage, Transport } from '@modelcontextprotocol/server';
+import type { JSONRPCMessage, Server, Transport } from '@modelcontextprotocol/server';
 import type { AccessGate } from '../access/gate.js';
 import { eraOfFirstMessage } from '../eras/claim.js';
 import { edgeOf } from '../eras/edges.js';
@@ -48,8 +48,9 @@ export async function serveConnection(transport: Transport, downstream: Downstre
     connections.delete(connection);
   };
   const open = async (first: JSONRPCMessage): Promise<ClassifiedHandler> => {
+    let server: Server | undefined;
     const era = edgeOf(eraOfFirstMessage(first as { params?: unknown })).stdio({
-      createServer: (e) => downstream.createServer(e),
+      createServer: (e) => (server = downstream.createServer(e)),
       listen: {
         accept: (uri) => gate.listen(downstream.caller, session, uri),
         release: (uri) => void gate.release(session, uri),
@@ -57,10 +58,13 @@ export async function serveConnection(transport: Transport, downstream: Downstre
       onerror,
     });
     // Out, from what serves the session: the era's wrappers (2026: an answer ends a listen), then the connection's.
-    tail = guardedTail(compose([era.send], wire), () => transport.close());
+    const outbound = compose([era.send], wire);
+    tail = guardedTail(outbound, () => transport.close());
     closeEntry = await era.serve(tail);
-    // In, behind the connection's wrappers: the era's (2026: the listen tap), then the facade Server or SDK entry on the tail.
-    return compose([era.receive], deliverTo(tail));
+    // In, behind the connection's wrappers: the era's (2026: the listen tap), the fast lane (2025: plain
+    // reads and calls answered past the SDK), then the facade Server or SDK entry on the tail.
+    const lane = server ? downstream.fastLane?.(server, outbound) : undefined;
+    return compose([era.receive, lane], deliverTo(tail));
   };
   // The connection's wrappers, in order. In: the edge classifies once and answers what is invalid or
   // refused, the in-flight bound counts requests, messages wait until the first one's era serves

@@ -33,6 +33,8 @@ export interface HarnessOptions {
   listTimer?: import('../../src/federation/listing.js').SetTimer;
   /** Wait for every upstream's first connection attempt before returning. Default: true. */
   awaitStart?: boolean;
+  /** The edge fast lane (see `ProxyOptions.fastLane`). Default: as the proxy's. */
+  fastLane?: boolean;
 }
 
 export interface Harness extends AsyncDisposable {
@@ -78,6 +80,7 @@ export async function startHarness(options: HarnessOptions): Promise<Harness> {
     ...(options.audit ? { audit: options.audit } : {}),
     ...(options.now ? { now: options.now } : {}),
     ...(options.listTimer ? { listTimer: options.listTimer } : {}),
+    ...(options.fastLane !== undefined ? { fastLane: options.fastLane } : {}),
   });
   if (options.awaitStart === false) void proxy.start();
   else await proxy.start();

@@ -1,0 +1,50 @@
+// One tools/call or prompts/get with its caller's progress and messages relayed, answered only after what it relayed has been handed to the transport.
+import type { CallContext } from '../federation/calls-in-flight.js';
+
+/** What one relayed call needs from the request being served. */
+export interface RelayedRequest {
+  /** Aborts when the caller cancels. */
+  signal: AbortSignal;
+  principal: string;
+  /** The caller's progress token, when it asked for progress. */
+  progressToken: unknown;
+  /** Sends one notification to the caller, tied to this request. */
+  notify(notification: { method: string; params: Record<string, unknown> }): Promise<void>;
+  /** The bridge's relay for this request (what the upstream asks back reaches this caller). */
+  relay: CallContext['relay'];
+  /** Reserved `_meta` keys the upstream call carries for this caller. */
+  meta: CallContext['meta'];
+}
+
+/**
+ * Runs `call` with the caller's progress and messages relayed, and resolves only once every relayed
+ * notification has been handed to the transport: one sent just before the result would otherwise be
+ * overtaken by it (and lost on an HTTP stream the result closes).
+ */
+export async function relayedCall<T>(request: RelayedRequest, call: (context: CallContext) => Promise<T>): Promise<T> {
+  const token = request.progressToken;
+  const sending = new Set<Promise<unknown>>();
+  const relayedAny = { yes: false };
+  const notify = (method: string, params: Record<string, unknown>) => {
+    relayedAny.yes = true;
+    const sent = request.notify({ method, params }).catch(() => undefined);
+    sending.add(sent);
+    void sent.then(() => sending.delete(sent));
+  };
+  const result = await call({
+    signal: request.signal,
+    principal: request.principal,
+    relay: request.relay,
+    meta: request.meta,
+    ...(typeof token === 'string' || typeof token === 'number'
+      ? { onProgress: (p: { progress: number; total?: number; message?: string }) => notify('notifications/progress', { ...p, progressToken: token }) }
+      : {}),
+    onMessage: (params: Record<string, unknown>) => notify('notifications/message', params),
+  });
+  if (sending.size > 0) await Promise.all(sending);
+  // A client on SDK 1.x/2.x drops a progress notification it reads in the same chunk as the response
+  // (its notification handlers run a microtask late; the response removes the progress handler at
+  // once): after relaying any, the answer waits one turn of the event loop, so it is written apart.
+  if (relayedAny.yes) await new Promise<void>((resolve) => setImmediate(resolve));
+  return result;
+}

@@ -1,0 +1,196 @@
+// The edge fast lane of 2025-11-25 stdio connections: the same answers, audit records and cancellations as the SDK path, request by request.
+import { describe, expect, it } from 'vitest';
+import { Server } from '@modelcontextprotocol/sdk/server/index.js';
+import { InMemoryTransport } from '@modelcontextprotocol/sdk/inMemory.js';
+import { CallToolRequestSchema, ListToolsRequestSchema, type JSONRPCMessage } from '@modelcontextprotocol/sdk/types.js';
+import { createUpstreamServer } from '../helpers/upstream-server.js';
+import { startHarness, type Harness } from '../helpers/harness.js';
+import { memoryAudit } from '../helpers/memory-audit.js';
+import { counter } from '../helpers/gate.js';
+import { legacyInputUpstream, newInputLog } from '../helpers/input-upstreams.js';
+
+/** An upstream with resources (`x://<n>`; `x://slow` never answers; `x://boom` fails) and tools (`echo`, `fails`, `broken`). */
+function resourcesUpstream(onCancelled?: () => void, onSlow?: () => void): Server {
+  return createUpstreamServer({
+    resources: [{ uri: 'x://1', name: 'one' }],
+    read: (uri, signal) => {
+      if (uri === 'x://slow') {
+        onSlow?.();
+        return new Promise(() => signal.addEventListener('abort', () => onCancelled?.()));
+      }
+      if (uri === 'x://boom') throw new Error('boom');
+      if (uri.startsWith('x://')) return { contents: [{ uri, text: `text of ${uri}` }] };
+      throw Object.assign(new Error('Resource not found'), { code: -32002 });
+    },
+  }).server;
+}
+
+function toolsUpstream(): Server {
+  const server = new Server({ name: 'tools', version: '1.0.0' }, { capabilities: { tools: {} } });
+  server.setRequestHandler(ListToolsRequestSchema, () => ({
+    tools: ['echo', 'fails', 'secret'].map((name) => ({ name, inputSchema: { type: 'object' as const } })),
+  }));
+  server.setRequestHandler(CallToolRequestSchema, (req) => {
+    if (req.params.name === 'fails') return { content: [{ type: 'text' as const, text: 'it failed' }], isError: true };
+    if (req.params.name === 'echo')
+      return {
+        content: [
+          { type: 'text' as const, text: JSON.stringify(req.params.arguments ?? null) },
+          { type: 'resource_link' as const, uri: 'x://1', name: 'one' },
+        ],
+      };
+    throw new Error(`no tool ${req.params.name}`);
+  });
+  return server;
+}
+
+/** A raw 2025-11-25 client on one connection: sends messages as written, keeps every answer by id. */
+async function rawClient(
+  h: Harness,
+  capabilities: Record<string, unknown> = {},
+  answerRequest?: (request: { method: string; params?: unknown }) => Record<string, unknown> | undefined,
+) {
+  const [clientSide, serverSide] = InMemoryTransport.createLinkedPair();
+  const answers = new Map<unknown, JSONRPCMessage[]>();
+  const waiters = new Map<unknown, () => void>();
+  clientSide.onmessage = (m) => {
+    const id = (m as { id?: unknown }).id;
+    const method = (m as { method?: unknown }).method;
+    if (id !== undefined && typeof method === 'string') {
+      const result = answerRequest?.(m as { method: string });
+      void clientSide.send(
+        (result ? { jsonrpc: '2.0', id, result } : { jsonrpc: '2.0', id, error: { code: -32601, message: 'Method not found' } }) as JSONRPCMessage,
+      );
+      return;
+    }
+    if (id === undefined || method !== undefined) return;
+    answers.set(id, [...(answers.get(id) ?? []), m]);
+    waiters.get(id)?.();
+  };
+  await clientSide.start();
+  await h.proxy.connect(serverSide);
+  const answer = (id: string | number) =>
+    new Promise<JSONRPCMessage>((resolve) => {
+      const done = () => resolve(answers.get(id)![0]!);
+      if (answers.has(id)) done();
+      else waiters.set(id, done);
+    });
+  const send = (m: Record<string, unknown>) => clientSide.send({ jsonrpc: '2.0', ...m } as JSONRPCMessage);
+  await send({ id: 'init', method: 'initialize', params: { protocolVersion: '2025-11-25', capabilities, clientInfo: { name: 'raw', version: '1' } } });
+  await answer('init');
+  await send({ method: 'notifications/initialized' });
+  return { send, answer, answers, close: () => clientSide.close() };
+}
+
+const POLICY = {
+  default: 'allow',
+  rules: [
+    { id: 'no-secret', effect: 'deny', resources: ['a+x://secret*'] },
+    { id: 'no-secret-tool', effect: 'deny', tools: ['t__secret'] },
+  ],
+};
+
+/** Requests (id, method, params) whose answers must not depend on the lane: plain ones the lane serves, and every shape it leaves to the SDK. */
+const SCRIPT: [number | string, string, unknown][] = [
+  [1, 'resources/read', { uri: 'a+x://1' }],
+  ['s-2', 'resources/read', { uri: 'a+x://2' }],
+  [3, 'resources/read', { uri: 'a+nope://1' }],
+  [4, 'resources/read', { uri: 'a+x://secret-1' }],
+  [5, 'resources/read', { uri: 'a+x://1/../secret-1' }],
+  [6, 'resources/read', { uri: 'zz+x://1' }],
+  [7, 'resources/read', { uri: 'a+x://boom' }],
+  [8, 'resources/read', null],
+  [9, 'resources/read', ['a+x://1']],
+  [10, 'resources/read', { uri: 42 }],
+  [11, 'resources/read', { uri: 'a+x://1', _meta: { note: 'goes to the SDK' } }],
+  [12, 'resources/read', {}],
+  [13, 'tools/call', { name: 't__echo', arguments: { text: 'hi', n: [1, 2] } }],
+  [14, 'tools/call', { name: 't__echo' }],
+  [15, 'tools/call', { name: 't__fails', arguments: {} }],
+  [16, 'tools/call', { name: 't__secret', arguments: {} }],
+  [17, 'tools/call', { name: 't__missing', arguments: {} }],
+  [18, 'tools/call', { name: 't__echo', arguments: ['not', 'an', 'object'] }],
+  [19, 'tools/call', { name: 42 }],
+  [20, 'tools/call', { name: 'x'.repeat(2000) }],
+  [21, 'tools/call', { name: 't__echo', arguments: null }],
+  [22, 'resources/read', { uri: 'a+x://1', extra: true }],
+];
+
+async function run(fastLane: boolean) {
+  const audit = memoryAudit();
+  await using h = await startHarness({
+    upstreams: { a: () => resourcesUpstream(), t: () => toolsUpstream() },
+    serverFields: { a: { cache: false } },
+    config: { policy: POLICY, limits: [{ principals: ['*'], readsPerMinute: 6000, burst: 1000 }] },
+    audit,
+    fastLane,
+  });
+  const c = await rawClient(h);
+  const out: Record<string, unknown> = {};
+  for (const [id, method, params] of SCRIPT) {
+    await c.send({ id, method, ...(params === undefined ? {} : { params }) });
+    out[String(id)] = await c.answer(id);
+  }
+  // What the audit log holds, without what differs between runs (times, durations, the session id).
+  const records = audit.entries.map((e) => {
+    const { durationMs: _d, ts: _t, caller, ...rest } = e as unknown as Record<string, unknown> & { caller: Record<string, unknown> };
+    return { ...rest, principal: caller.principal };
+  });
+  return { out, records };
+}
+
+describe('the edge fast lane (2025-11-25 stdio)', () => {
+  it('answers every request, plain or not, exactly as the SDK path does, with the same audit records', async () => {
+    const lane = await run(true);
+    const sdk = await run(false);
+    expect(lane.out).toEqual(sdk.out);
+    expect(lane.records).toEqual(sdk.records);
+    // The script covers what it means to: answers, not-found in this era's code, a policy denial that looks like a miss, tools.
+    expect(lane.out['1']).toMatchObject({ result: { contents: [{ uri: 'a+x://1', text: 'text of x://1' }] } });
+    expect(lane.out['s-2']).toMatchObject({ id: 's-2', result: {} });
+    expect(lane.out['4']).toEqual({ jsonrpc: '2.0', id: 4, error: { code: -32002, message: 'Resource not found', data: { uri: 'a+x://secret-1' } } });
+    expect((lane.out['3'] as { error: { code: number } }).error.code).toBe(-32002);
+    expect(lane.out['13']).toMatchObject({ result: { content: [{ text: '{"text":"hi","n":[1,2]}' }, { uri: 't+x://1' }] } });
+    expect(lane.out['15']).toMatchObject({ result: { isError: true } });
+    expect(lane.records.length).toBeGreaterThanOrEqual(12);
+  });
+
+  it('a cancelled read is cancelled upstream and never answered; the connection goes on', async () => {
+    const cancelled = counter();
+    const slow = counter();
+    await using h = await startHarness({
+      upstreams: {
+        a: () =>
+          resourcesUpstream(
+            () => cancelled.hit(),
+            () => slow.hit(),
+          ),
+      },
+      serverFields: { a: { cache: false } },
+      fastLane: true,
+    });
+    const c = await rawClient(h);
+    await c.send({ id: 1, method: 'resources/read', params: { uri: 'a+x://slow' } });
+    await slow.until(1);
+    await c.send({ method: 'notifications/cancelled', params: { requestId: 1, reason: 'changed my mind' } });
+    await cancelled.until(1);
+    await c.send({ id: 2, method: 'resources/read', params: { uri: 'a+x://1' } });
+    expect(await c.answer(2)).toMatchObject({ result: { contents: [{ text: 'text of x://1' }] } });
+    expect(c.answers.has(1)).toBe(false);
+  });
+
+  it('stays off for a client that can be asked for input: its reads keep the bridge; a plain client is declined, as on the SDK path', async () => {
+    for (const fastLane of [true, false]) {
+      const log = newInputLog();
+      await using h = await startHarness({ upstreams: { a: () => legacyInputUpstream(log) }, serverFields: { a: { cache: false } }, fastLane });
+      const asker = await rawClient(h, { elicitation: { form: {} } }, (request) =>
+        request.method === 'elicitation/create' ? { action: 'accept', content: { name: 'Ada' } } : undefined,
+      );
+      await asker.send({ id: 1, method: 'resources/read', params: { uri: 'a+ask://name' } });
+      expect(await asker.answer(1)).toMatchObject({ result: { contents: [{ text: 'hello Ada' }] } });
+      const plain = await rawClient(h);
+      await plain.send({ id: 1, method: 'resources/read', params: { uri: 'a+ask://name' } });
+      expect(await plain.answer(1)).toMatchObject({ result: { contents: [{ text: expect.stringMatching(/^error: /) }] } });
+    }
+  });
+});
