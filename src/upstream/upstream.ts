@@ -125,6 +125,16 @@ interface Pending {
   onAbort: (() => void) | undefined;
   resolve: (value: unknown) => void;
   reject: (err: unknown) => void;
+  /** A long call's bounds: its deadline moves with each progress, never past `maxDeadline`. */
+  long: FastLong | undefined;
+}
+
+/** The bounds of a long call on the fast path (see {@link CallOptions}). */
+interface FastLong {
+  timeoutMs: number;
+  /** performance.now() past which it has timed out, whatever progress it reports. */
+  maxDeadline: number;
+  onProgress: ((progress: UpstreamProgress) => void) | undefined;
 }
 
 /** The result schema shape `request` validates against: any zod schema. */
@@ -396,14 +406,18 @@ export class Upstream {
     // left of it when it starts, and one still waiting at its deadline fails without being sent.
     const deadline = performance.now() + timeoutMs;
     const parent = activeContext(); // the downstream request's span, even when a queued send starts from another's turn
-    // A plain request to a 2025-11-25 upstream goes on the fast path; long calls and bridged ones (progress, input) through the Client.
-    const fast = this.fastPath && long === undefined && extras === undefined && client.getNegotiatedProtocolVersion() !== MODERN;
+    // A request to a 2025-11-25 upstream goes on the fast path, long calls (progress) included; bridged ones (input) through the Client.
+    const fast = this.fastPath && extras === undefined && client.getNegotiatedProtocolVersion() !== MODERN;
     const send = () => {
       signal?.throwIfAborted(); // cancelled while it waited: never sent
-      if (fast)
+      if (fast) {
+        // A long call's first deadline counts from its send, as the Client's `timeout` does; its total from when it was made.
+        const bounds = long && { timeoutMs, maxDeadline: deadline - timeoutMs + long.maxTotalMs, onProgress: long.onProgress };
+        const sentBy = bounds ? Math.min(performance.now() + timeoutMs, bounds.maxDeadline) : deadline;
         return traceUpstream(parent, this.id, method, params, (sent) =>
-          this.sendFast(client, method, sent, schema as ResultSchema<unknown>, deadline, signal),
+          this.sendFast(client, method, sent, schema as ResultSchema<unknown>, sentBy, signal, bounds),
         ) as Promise<T>;
+      }
       const remaining = Math.max(1, Math.round(deadline - performance.now()));
       extras?.onSent?.(remaining);
       const options: Record<string, unknown> = { timeout: remaining + extraMs }; // the queue wait is never extended
@@ -452,12 +466,15 @@ export class Upstream {
     schema: ResultSchema<unknown>,
     deadline: number,
     signal: AbortSignal | undefined,
+    long?: FastLong,
   ): Promise<unknown> {
     const transport = client.transport;
     if (!transport) return Promise.reject(new SdkError(SdkErrorCode.NotConnected, 'Not connected'));
     return new Promise((resolve, reject) => {
       const id = this.nextId--;
-      const entry: Pending = { id, method, schema, deadline, signal, onAbort: undefined, resolve, reject };
+      const entry: Pending = { id, method, schema, deadline, signal, onAbort: undefined, resolve, reject, long };
+      // A long call carries a progress token of ours (its id, as the Client does), whoever listens: progress moves its deadline.
+      if (long) params = { ...params, _meta: { ...(params?._meta as Record<string, unknown> | undefined), progressToken: id } };
       this.pending.set(id, entry);
       if (signal) {
         entry.onAbort = () => this.cancelPending(entry, signal.reason);
@@ -486,6 +503,15 @@ export class Upstream {
     const parsed = entry.schema.safeParse(result);
     if (parsed.success) this.settle(entry, undefined, parsed.data);
     else this.settle(entry, new SdkError(SdkErrorCode.InvalidResult, `Invalid result for ${entry.method}: ${parsed.error.message}`));
+  }
+
+  /** Progress of a long fast-path call: its deadline moves on (never past its total), and the caller hears it. */
+  private onFastProgress(params: { progressToken: number } & Record<string, unknown>): void {
+    const entry = this.pending.get(params.progressToken);
+    if (!entry?.long) return this.log.debug({ token: params.progressToken }, 'progress of no pending call');
+    const { progressToken: _token, ...progress } = params;
+    entry.deadline = Math.min(performance.now() + entry.long.timeoutMs, entry.long.maxDeadline);
+    entry.long.onProgress?.(progress as unknown as UpstreamProgress);
   }
 
   private settle(entry: Pending, err: unknown, result?: unknown): void {
@@ -517,8 +543,9 @@ export class Upstream {
     const now = performance.now();
     let next = Infinity;
     for (const entry of this.pending.values()) {
-      if (entry.deadline <= now) this.cancelPending(entry, new SdkError(SdkErrorCode.RequestTimeout, 'Request timed out', { timeout: this.config.timeoutMs }));
-      else if (entry.deadline < next) next = entry.deadline;
+      if (entry.deadline <= now) {
+        this.cancelPending(entry, new SdkError(SdkErrorCode.RequestTimeout, 'Request timed out', { timeout: entry.long?.timeoutMs ?? this.config.timeoutMs }));
+      } else if (entry.deadline < next) next = entry.deadline;
     }
     if (next < Infinity) this.armSweep(next);
   }
@@ -589,6 +616,16 @@ export class Upstream {
       const id = (message as { id?: unknown }).id;
       if (typeof id === 'number' && id < 0) return this.onFastResponse(message as { id: number });
       sdkOnResponse(message);
+    };
+    // Progress with a token of ours (negative, a long fast-path call's id) is ours too; the SDK runs
+    // `_onprogress` from its notification handler, a microtask after the message, as for its own.
+    const progressInternals = client as unknown as { _onprogress(notification: unknown): void };
+    const sdkOnProgress = progressInternals._onprogress.bind(client);
+    progressInternals._onprogress = (notification) => {
+      const params = (notification as { params?: { progressToken?: unknown } }).params;
+      const token = params?.progressToken;
+      if (typeof token === 'number' && token < 0) return this.onFastProgress(params as { progressToken: number });
+      sdkOnProgress(notification);
     };
     client.onclose = () => {
       if (this.client !== client) return;
