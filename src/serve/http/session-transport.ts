@@ -1,4 +1,4 @@
-// One 2025-11-25 Streamable HTTP session as an SDK Transport, written straight onto Node's responses: JSON answers, one GET stream.
+// One 2025-11-25 Streamable HTTP session, the edge of its connection, written straight onto Node's responses: JSON answers, one GET stream.
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { SUPPORTED_PROTOCOL_VERSIONS, type JSONRPCMessage, type MessageExtraInfo } from '@modelcontextprotocol/server';
 import type { ClassifiedHandler } from '../../wire/compose.js';
@@ -22,7 +22,7 @@ export interface HttpSessionOptions {
   onDropped?: (method: string) => void;
 }
 
-/** Where one session's transport hands what it hears: given at construction by `connectHttpSession`, which composes the session. */
+/** Where one session's transport hands what it hears: given at construction by `composeHttpSession`, which composes the session. */
 export interface HttpSessionHandlers {
   /** A well-formed message from the client, with its kind: classified once, here. */
   receive: ClassifiedHandler;
@@ -60,7 +60,7 @@ export function refusePost(req: IncomingMessage): { status: 406 | 415; message: 
  * 415 (Content-Type), 400 (unsupported `MCP-Protocol-Version`, a batch), 409 (a second GET stream),
  * 405 (other methods). The session id is checked by the endpoint before a request gets here.
  * It is the edge of the session: each POSTed message is classified here, once, and handed on with
- * its kind (see `connectHttpSession`, which composes what it is handed to).
+ * its kind (see `composeHttpSession`, which composes what it is handed to).
  */
 export class HttpSessionTransport {
   private readonly pending = new Map<Id, ServerResponse>();
