@@ -201,17 +201,26 @@ async function main(argv: string[]): Promise<number> {
   }
   const closeEarly = () => Promise.all([early.close(), reloads.close()]).then(() => cluster?.close());
   if (http) return serveHttp(proxy, http, config, logger, stopRequested, closeEarly, reloads, metrics);
-  const transport = new LineTransport(process.stdin, process.stdout, {
-    maxMessageBytes: config.wire.maxMessageBytes,
-    maxDepth: config.wire.maxDepth,
-    maxQueuedBytes: config.wire.maxQueuedBytes,
-    coalesceKey: notificationCoalesceKey,
-  });
-  // stdio has one session: when its output had to be abandoned, the process has nobody left to serve.
-  const sessionLost = new Promise<string>((resolve) => {
-    transport.onloss = (loss) => resolve(`session lost (${loss.reason})`);
-  });
+  const { transport, sessionLost } = stdioTransport(config);
   return serve(proxy, transport, logger, stopRequested, sessionLost, closeEarly);
+}
+
+/** The stdio connection, and its loss: stdio has one session, so when its output had to be abandoned, the process has nobody left to serve. */
+function stdioTransport(config: FederateConfig): { transport: LineTransport; sessionLost: Promise<string> } {
+  let lost: (why: string) => void = () => undefined;
+  const sessionLost = new Promise<string>((resolve) => (lost = resolve));
+  const transport = new LineTransport(
+    process.stdin,
+    process.stdout,
+    {
+      maxMessageBytes: config.wire.maxMessageBytes,
+      maxDepth: config.wire.maxDepth,
+      maxQueuedBytes: config.wire.maxQueuedBytes,
+      coalesceKey: notificationCoalesceKey,
+    },
+    { onloss: (loss) => lost(`session lost (${loss.reason})`) },
+  );
+  return { transport, sessionLost };
 }
 
 /** Configuration reloads: SIGHUP, and (with --watch) changes of the config file. */

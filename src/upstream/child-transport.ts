@@ -82,18 +82,25 @@ export class ChildTransport implements Transport {
     this.child = child;
     this.exited = new Promise((resolve) => child.once('close', () => resolve()));
     const { maxMessageBytes, maxDepth } = this.params;
-    const lines = new LineTransport(child.stdout, child.stdin, {
-      ...(maxMessageBytes === undefined ? {} : { maxMessageBytes }),
-      ...(maxDepth === undefined ? {} : { maxDepth }),
-    });
-    lines.onmessage = (m) => this.onmessage?.(m);
-    lines.onerror = (e) => this.onerror?.(e);
-    lines.onrefused = (r) => (this.onrefused ? this.onrefused(r) : this.onerror?.(new Error(`refused a message (${r.reason})`)));
-    // The framing gave up (unexpected failure, or the child stopped reading its stdin): the child
-    // is of no more use, so stop it; its exit reports the close and the upstream reconnects.
-    lines.onclose = () => {
-      if (this.child === child) void this.close();
-    };
+    // The child's framing hands its messages, errors and refusals to this transport's handlers, set by whoever connects it.
+    const lines: LineTransport = new LineTransport(
+      child.stdout,
+      child.stdin,
+      {
+        ...(maxMessageBytes === undefined ? {} : { maxMessageBytes }),
+        ...(maxDepth === undefined ? {} : { maxDepth }),
+      },
+      {
+        onmessage: (m) => this.onmessage?.(m),
+        onerror: (e) => this.onerror?.(e),
+        onrefused: (r) => (this.onrefused ? this.onrefused(r) : this.onerror?.(new Error(`refused a message (${r.reason})`))),
+        // The framing gave up (unexpected failure, or the child stopped reading its stdin): the child
+        // is of no more use, so stop it; its exit reports the close and the upstream reconnects.
+        onclose: () => {
+          if (this.child === child) void this.close();
+        },
+      },
+    );
     this.lines = lines;
     const onStderrLine = this.params.onStderrLine;
     createInterface({ input: child.stderr, crlfDelay: Infinity }).on('line', (line) => {

@@ -3,7 +3,7 @@ import { Client, ProtocolError, SdkError, SdkErrorCode } from '@modelcontextprot
 import type { JSONRPCMessage, ServerCapabilities } from '@modelcontextprotocol/client';
 import type { z } from 'zod';
 import type { ServerConfig } from '../config/schema.js';
-import { installDispatch } from '../wire/dispatch.js';
+import { composeUpstream, type FastAnswer } from './connection.js';
 import { ErrorCodes, JsonRpc, MARK_TOO_DEEP, MARK_TOO_LARGE, ProxyError, rpcCodeOf } from '../errors.js';
 import { FairQueue } from './fair-queue.js';
 import type { ListenFilter } from '../eras/listen-filter.js';
@@ -246,7 +246,7 @@ export class Upstream {
         attempted = transport;
         this.connectingTransport = transport;
         await client.connect(transport, { timeout: this.config.timeoutMs });
-        installDispatch(client, transport, 'client');
+        composeUpstream(client, transport, { fastAnswer: (answer) => this.onFastResponse(answer), fastProgress: (params) => this.onFastProgress(params) });
         this.freshMessages = candidate.freshMessages === true;
       } catch (err) {
         lastError = err;
@@ -487,7 +487,7 @@ export class Upstream {
   }
 
   /** An answer (or an error standing in for one) to a fast-path request. */
-  private onFastResponse(message: { id: number; result?: unknown; error?: { code: number; message: string; data?: unknown } }): void {
+  private onFastResponse(message: FastAnswer): void {
     const entry = this.pending.get(message.id);
     if (!entry) return this.log.debug({ id: message.id }, 'answer to no pending request');
     if (message.error !== undefined) {
@@ -608,25 +608,6 @@ export class Upstream {
       for (const l of this.notificationListeners) l({ method: n.method, params: n.params });
     };
     client.onerror = (err) => this.log.debug({ err: String(err) }, 'upstream transport error');
-    // Answers to fast-path requests (negative ids) are ours; every other goes to the SDK as before. The
-    // dispatch installed on the transport calls `_onresponse` for answers and for errors standing in for refused ones.
-    const internals = client as unknown as { _onresponse(message: unknown): void };
-    const sdkOnResponse = internals._onresponse.bind(client);
-    internals._onresponse = (message) => {
-      const id = (message as { id?: unknown }).id;
-      if (typeof id === 'number' && id < 0) return this.onFastResponse(message as { id: number });
-      sdkOnResponse(message);
-    };
-    // Progress with a token of ours (negative, a long fast-path call's id) is ours too; the SDK runs
-    // `_onprogress` from its notification handler, a microtask after the message, as for its own.
-    const progressInternals = client as unknown as { _onprogress(notification: unknown): void };
-    const sdkOnProgress = progressInternals._onprogress.bind(client);
-    progressInternals._onprogress = (notification) => {
-      const params = (notification as { params?: { progressToken?: unknown } }).params;
-      const token = params?.progressToken;
-      if (typeof token === 'number' && token < 0) return this.onFastProgress(params as { progressToken: number });
-      sdkOnProgress(notification);
-    };
     client.onclose = () => {
       if (this.client !== client) return;
       this.client = undefined;

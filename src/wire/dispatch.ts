@@ -3,7 +3,7 @@ import type { Transport } from '@modelcontextprotocol/server';
 import { classify, type ReadableId } from './envelope.js';
 import { errorAnswer, JsonRpc, MARK_TOO_DEEP, MARK_TOO_LARGE } from '../errors.js';
 import { refuseOnServer, replier } from './answers.js';
-import type { ClassifiedHandler, RefusingTransport, Send } from './compose.js';
+import { compose, type ClassifiedHandler, type RefusingTransport, type Send, type Wrapper } from './compose.js';
 
 /** The SDK 2.x Protocol methods this relies on (TypeScript-private, present at run time; pinned by a test). */
 interface ProtocolInternals {
@@ -32,9 +32,9 @@ function isGuardedTail(transport: Transport): transport is GuardedTail {
   return (transport as { [GUARDED]?: true })[GUARDED] === true;
 }
 
-/** A {@link GuardedTail} whose sends go to `send` and closes to `close` (of a transport already started). */
-export function guardedTail(send: Send, close: () => Promise<void>): GuardedTail {
-  return { [GUARDED]: true, receive: undefined, start: async () => undefined, send, close } as GuardedTail;
+/** A {@link GuardedTail} whose sends go to `send` and closes to `close` (of a transport already started), for session `sessionId` if it has one. */
+export function guardedTail(send: Send, close: () => Promise<void>, sessionId?: string): GuardedTail {
+  return { [GUARDED]: true, receive: undefined, start: async () => undefined, send, close, ...(sessionId === undefined ? {} : { sessionId }) } as GuardedTail;
 }
 
 /** Delivers a classified message to `tail`: its installed dispatch, else its `onmessage`. */
@@ -80,19 +80,27 @@ function protocolEntry(protocol: object): ClassifiedHandler {
  * On a {@link GuardedTail} (server side), the guard in front has classified and answered already:
  * the Protocol is plugged into `receive` as it is, and nothing is classified twice.
  *
+ * `inner` are the connection's wrappers between the classification and the Protocol, first listed
+ * outermost (see `compose`): every classified message, and every error answer standing in for a
+ * refused or malformed one, meets them in that order.
+ *
  * Call after `connect()`. Throws when the Protocol lacks the methods (an SDK change); a test pins it.
  */
-export function installDispatch(protocol: object, transport: RefusingTransport, side: Side): void {
-  const entry = protocolEntry(protocol);
+export function installDispatch(
+  protocol: object,
+  transport: RefusingTransport,
+  side: Side,
+  inner: readonly (Wrapper<ClassifiedHandler> | undefined)[] = [],
+): void {
+  const entry = compose(inner, protocolEntry(protocol));
   if (side === 'server' && isGuardedTail(transport)) {
     transport.receive = entry;
     return;
   }
-  const internals = protocol as unknown as ProtocolInternals;
   const report = (message: string) => transport.onerror?.(new Error(message));
   const reply = replier(transport);
   const failPending = (id: string | number, message: string, data?: Record<string, unknown>) =>
-    internals._onresponse(errorAnswer(id, JsonRpc.INTERNAL_ERROR, message, data));
+    entry(errorAnswer(id, JsonRpc.INTERNAL_ERROR, message, data), 'response');
 
   // SDK 2.x runs a notification's handler a microtask later but a response at once, and a response
   // drops its request's progress handler: a progress notification read in the same chunk as its

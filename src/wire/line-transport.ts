@@ -64,6 +64,9 @@ interface Discard {
   tail: Buffer;
 }
 
+/** A {@link LineTransport}'s handlers, given at construction. */
+export type LineHandlers = Partial<Pick<LineTransport, 'onclose' | 'onerror' | 'onmessage' | 'onrefused' | 'onloss'>>;
+
 /**
  * Reads and writes one JSON-RPC message per line. Input is bounded before anything else looks at
  * it: a line over `maxMessageBytes` is skipped to its newline without being buffered (framing is
@@ -104,11 +107,14 @@ export class LineTransport implements Transport {
   private waitingForDrain = false;
   private closed = false;
 
+  /** `handlers` are set at construction, by the owner that composes the connection (a transport wrapping this one). */
   constructor(
     private readonly input: Readable,
     private readonly output: Writable,
     private readonly options: LineTransportOptions = {},
+    handlers: LineHandlers = {},
   ) {
+    Object.assign(this, handlers);
     this.maxMessageBytes = options.maxMessageBytes ?? 16 * 1024 * 1024;
     this.maxDepth = options.maxDepth ?? DEFAULT_MAX_DEPTH;
     this.maxQueuedBytes = options.maxQueuedBytes ?? 64 * 1024 * 1024;

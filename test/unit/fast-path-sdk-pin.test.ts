@@ -1,4 +1,4 @@
-// Pins what the upstream fast path relies on in the shipped SDK: the Client's response and progress hooks and the error codes translate() reads.
+// Pins what the upstream fast path relies on in the shipped SDK: the Client's response hook and the error codes translate() reads.
 import { Client, ProtocolError, SdkError, SdkErrorCode, SdkHttpError } from '@modelcontextprotocol/client';
 import { describe, expect, it } from 'vitest';
 
@@ -6,16 +6,6 @@ describe('the SDK surface the fast path and the lean HTTP client rely on', () =>
   it('the Client dispatches answers through an overridable _onresponse', () => {
     const client = new Client({ name: 'pin', version: '1.0.0' });
     expect(typeof (client as unknown as { _onresponse?: unknown })._onresponse).toBe('function');
-  });
-
-  it('the Client hands progress to an overridable _onprogress, looked up at each notification', async () => {
-    const client = new Client({ name: 'pin', version: '1.0.0' });
-    const seen: unknown[] = [];
-    (client as unknown as { _onprogress(n: unknown): void })._onprogress = (n) => seen.push(n);
-    const internals = client as unknown as { _notificationHandlers: Map<string, (n: unknown, codec: unknown) => unknown>; _negotiatedWireCodec(): unknown };
-    const progress = { method: 'notifications/progress', params: { progressToken: -3, progress: 1 } };
-    await internals._notificationHandlers.get('notifications/progress')?.(progress, internals._negotiatedWireCodec());
-    expect(seen).toEqual([progress]);
   });
 
   it('error codes and shapes are those Upstream.translate and the version probe read', () => {

@@ -13,7 +13,8 @@ import { httpErrorBody, JsonRpc } from '../../errors.js';
 import { Methods } from '../../protocol.js';
 import { header, json } from './reply.js';
 import { requestCaller } from './request-identity.js';
-import { HttpSessionTransport, refusePost } from './session-transport.js';
+import { composeHttpSession } from './session-connection.js';
+import { refusePost, type HttpSessionTransport } from './session-transport.js';
 
 /** A clock for idle expiry. */
 export interface HttpClock {
@@ -106,7 +107,7 @@ export class LegacySessions {
     if (!releaseSession) return;
     const sessionId = randomBytes(16).toString('base64url'); // 128 bits from the CSPRNG
     const downstream = proxy.openSession({ id: sessionId, caller: { principal: who.principal, roles: who.roles, transport: 'http' } });
-    const transport = new HttpSessionTransport(sessionId, {
+    const { transport, tail } = composeHttpSession(sessionId, {
       maxQueuedBytes: this.options.maxQueuedBytes,
       keepAliveMs: this.options.keepAliveMs,
       onClosed: () => this.end(sessionId, 'closed'),
@@ -133,7 +134,7 @@ export class LegacySessions {
     };
     sessions.set(sessionId, session);
     logger.info({ session: sessionId, principal: who.principal }, 'http: session opened');
-    await downstream.createServer(LEGACY).connect(transport);
+    await downstream.createServer(LEGACY).connect(tail);
     this.withSession(session, req, res, body, who, text);
   }
 

@@ -1,6 +1,7 @@
-// One 2025-11-25 Streamable HTTP session as an SDK Transport, written straight onto Node's responses: JSON answers, one GET stream.
+// One 2025-11-25 Streamable HTTP session, the edge of its connection, written straight onto Node's responses: JSON answers, one GET stream.
 import type { IncomingMessage, ServerResponse } from 'node:http';
-import { SUPPORTED_PROTOCOL_VERSIONS, type JSONRPCMessage, type MessageExtraInfo, type Transport } from '@modelcontextprotocol/server';
+import { SUPPORTED_PROTOCOL_VERSIONS, type JSONRPCMessage, type MessageExtraInfo } from '@modelcontextprotocol/server';
+import type { ClassifiedHandler } from '../../wire/compose.js';
 import { classify } from '../../wire/envelope.js';
 import { RequestIds, spelledId } from '../../wire/raw-id.js';
 import { errorText, httpErrorBody, JsonRpc } from '../../errors.js';
@@ -19,6 +20,16 @@ export interface HttpSessionOptions {
   onClosed?: () => void;
   /** Called for each notification dropped: no GET stream open, or the stream dropped for not reading. Default: none. */
   onDropped?: (method: string) => void;
+}
+
+/** Where one session's transport hands what it hears: given at construction by `composeHttpSession`, which composes the session. */
+export interface HttpSessionHandlers {
+  /** A well-formed message from the client, with its kind: classified once, here. */
+  receive: ClassifiedHandler;
+  /** A failure on the session's GET stream. */
+  error: (error: Error) => void;
+  /** The session ended; called once, after {@link HttpSessionOptions.onClosed}. */
+  closed: () => void;
 }
 
 const json = (res: ServerResponse, status: number, body: unknown, headers: Record<string, string>) =>
@@ -48,12 +59,10 @@ export function refusePost(req: IncomingMessage): { status: 406 | 415; message: 
  * conversion cost about six times the relay itself, with the same answers to misuse: 406 (Accept),
  * 415 (Content-Type), 400 (unsupported `MCP-Protocol-Version`, a batch), 409 (a second GET stream),
  * 405 (other methods). The session id is checked by the endpoint before a request gets here.
+ * It is the edge of the session: each POSTed message is classified here, once, and handed on with
+ * its kind (see `composeHttpSession`, which composes what it is handed to).
  */
-export class HttpSessionTransport implements Transport {
-  onclose?: () => void;
-  onerror?: (error: Error) => void;
-  onmessage?: Transport['onmessage'];
-
+export class HttpSessionTransport {
   private readonly pending = new Map<Id, ServerResponse>();
   /** Ids of the requests in `pending`, with their spelling as sent. */
   private readonly ids = new RequestIds();
@@ -65,11 +74,10 @@ export class HttpSessionTransport implements Transport {
   constructor(
     readonly sessionId: string,
     private readonly options: HttpSessionOptions,
+    private readonly handlers: HttpSessionHandlers,
   ) {
     this.idHeader = { 'mcp-session-id': sessionId };
   }
-
-  async start(): Promise<void> {}
 
   /**
    * Serves one HTTP request of this session (`body` already read and parsed for POST, `text` its
@@ -117,7 +125,7 @@ export class HttpSessionTransport implements Transport {
     stream.write(`event: message\ndata: ${JSON.stringify(message)}\n\n`);
     if (stream.writableLength > this.options.maxQueuedBytes) {
       this.options.onDropped?.(m.method ?? '');
-      this.onerror?.(new Error(`GET stream dropped: the client is not reading (${stream.writableLength} bytes unsent)`));
+      this.handlers.error(new Error(`GET stream dropped: the client is not reading (${stream.writableLength} bytes unsent)`));
       stream.destroy();
     }
   }
@@ -131,7 +139,7 @@ export class HttpSessionTransport implements Transport {
     for (const res of this.pending.values()) json(res, 404, httpErrorBody(JsonRpc.SESSION_NOT_FOUND, 'Session closed'), this.idHeader);
     this.pending.clear();
     this.options.onClosed?.();
-    this.onclose?.();
+    this.handlers.closed();
   }
 
   private post(req: IncomingMessage, res: ServerResponse, body: unknown, text: string, extra?: MessageExtraInfo): void {
@@ -156,7 +164,7 @@ export class HttpSessionTransport implements Transport {
     }
     if (envelope.kind !== 'request') {
       res.writeHead(202, this.idHeader).end();
-      this.onmessage?.(body as JSONRPCMessage, extra);
+      this.handlers.receive(body as JSONRPCMessage, envelope.kind, extra);
       return;
     }
     const id = m.id as Id;
@@ -173,9 +181,9 @@ export class HttpSessionTransport implements Transport {
       if (this.pending.get(id) !== res) return;
       this.pending.delete(id);
       this.ids.release(id);
-      this.onmessage?.({ jsonrpc: '2.0', method: 'notifications/cancelled', params: { requestId: id, reason: 'client disconnected' } });
+      this.handlers.receive({ jsonrpc: '2.0', method: 'notifications/cancelled', params: { requestId: id, reason: 'client disconnected' } }, 'notification');
     });
-    this.onmessage?.(body as JSONRPCMessage, extra);
+    this.handlers.receive(body as JSONRPCMessage, 'request', extra);
   }
 
   private get(req: IncomingMessage, res: ServerResponse): void {
