@@ -6,6 +6,7 @@ import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js'
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import { ElicitRequestSchema } from '@modelcontextprotocol/sdk/types.js';
 import { CLI, HttpGatewayProcess, ROOT, TempDir, assertBuilt, elicitingModernClient } from './helpers.js';
+import { postRpc } from '../helpers/raw-client.js';
 
 const INPUT = path.join(ROOT, 'test', 'fixtures', 'input-server.mjs');
 const CONFIG = {
@@ -99,15 +100,7 @@ describe('bridging through the built CLI', () => {
     await using gw = await HttpGatewayProcess.serve(dir.writeConfig(CONFIG));
     await gw.started;
     const post = async (body: unknown, sid?: string) => {
-      const res = await fetch(gw.url, {
-        method: 'POST',
-        headers: {
-          'content-type': 'application/json',
-          accept: 'application/json, text/event-stream',
-          ...(sid ? { 'mcp-session-id': sid, 'mcp-protocol-version': '2025-11-25' } : {}),
-        },
-        body: JSON.stringify(body),
-      });
+      const res = await postRpc(gw.url, body, sid ? { sid } : {});
       return { sid: res.headers.get('mcp-session-id') ?? undefined, body: res.status === 202 ? undefined : ((await res.json()) as Record<string, unknown>) };
     };
     const init = await post({

@@ -9,11 +9,10 @@ import { Client as ModernClient, StreamableHTTPClientTransport as ModernHttpTran
 import { HttpGatewayProcess, parseLogLines, RemoteFixture, ROOT, runCli, within, type LogRecord } from './helpers.js';
 import { freePort, Haproxy, RedisServer } from '../helpers/services.js';
 import { counter } from '../helpers/gate.js';
+import { answerOf, modernHeaders, modernRequest, postRpc } from '../helpers/raw-client.js';
 
 const TOKENS = { alice: 'alice-token-0123456789abcdef', lim: 'lim-token-0123456789abcdefgh', bob: 'bob-token-0123456789abcdefgh' };
 type Who = keyof typeof TOKENS;
-const MODERN = '2026-07-28';
-const META = { 'io.modelcontextprotocol/protocolVersion': MODERN, 'io.modelcontextprotocol/clientCapabilities': {} };
 // 6 a minute: one refill every 10 s, so at most one lands inside the test; a burst of 9 for the whole cluster.
 const LIMIT = { principals: ['lim'], readsPerMinute: 6, burst: 9 };
 
@@ -69,31 +68,11 @@ class Replica extends HttpGatewayProcess {
   }
 }
 
-/** A JSON-RPC answer from a POST, JSON or one SSE event. */
-async function answerOf(res: Response): Promise<Record<string, unknown>> {
-  const text = await res.text();
-  if (!(res.headers.get('content-type') ?? '').includes('text/event-stream')) return JSON.parse(text) as Record<string, unknown>;
-  const data = text
-    .split('\n')
-    .filter((l) => l.startsWith('data:'))
-    .map((l) => l.slice(5).trim())
-    .find((l) => l.includes('"id"'));
-  return JSON.parse(data ?? '{}') as Record<string, unknown>;
-}
-
 /** A 2026 stateless request as `who` to `url`; resolves with the JSON-RPC answer (an HTTP error status as `{ status }`). */
 async function modern(url: URL | string, who: Who, id: number, method: string, params: Record<string, unknown>, ms = 10_000): Promise<Record<string, unknown>> {
-  const res = await fetch(url, {
-    method: 'POST',
-    headers: {
-      'content-type': 'application/json',
-      accept: 'application/json, text/event-stream',
-      authorization: `Bearer ${TOKENS[who]}`,
-      'mcp-protocol-version': MODERN,
-      'mcp-method': method,
-      ...(typeof params.uri === 'string' ? { 'mcp-name': params.uri } : {}),
-    },
-    body: JSON.stringify({ jsonrpc: '2.0', id, method, params: { ...params, _meta: META } }),
+  const res = await postRpc(url, modernRequest(id, method, params), {
+    token: TOKENS[who],
+    headers: modernHeaders(method, params),
     signal: AbortSignal.timeout(ms),
   });
   if (res.status !== 200) return { status: res.status, body: await res.text() };
@@ -424,18 +403,7 @@ function roundTrips(before: Record<string, number>, after: Record<string, number
 
 /** The HTTP status of a 2025 `ping` on session `sid` at `url` (200: the session lives there; 404: unknown). */
 async function fetchSession(url: URL, sid: string): Promise<number> {
-  const res = await fetch(url, {
-    method: 'POST',
-    headers: {
-      'content-type': 'application/json',
-      accept: 'application/json, text/event-stream',
-      authorization: `Bearer ${TOKENS.alice}`,
-      'mcp-session-id': sid,
-      'mcp-protocol-version': '2025-11-25',
-    },
-    body: JSON.stringify({ jsonrpc: '2.0', id: 77, method: 'ping' }),
-    signal: AbortSignal.timeout(10_000),
-  });
+  const res = await postRpc(url, { jsonrpc: '2.0', id: 77, method: 'ping' }, { token: TOKENS.alice, sid, signal: AbortSignal.timeout(10_000) });
   await res.body?.cancel();
   return res.status;
 }

@@ -8,10 +8,10 @@ import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import { CreateMessageRequestSchema, ElicitRequestSchema } from '@modelcontextprotocol/sdk/types.js';
 import { Client as ModernClient, StreamableHTTPClientTransport as ModernHttpTransport } from '@modelcontextprotocol/client';
+import { V2026, answerOf, modernHeaders, modernRequest, postRpc } from '../helpers/raw-client.js';
 import { ROOT } from './helpers.js';
 
 const SCRIPT = path.join(ROOT, 'test', 'fixtures', 'conformance-server.mjs');
-const MODERN = '2026-07-28';
 const ALL_CAPABILITIES = { elicitation: {}, sampling: {}, roots: {} };
 
 interface RpcAnswer {
@@ -27,31 +27,8 @@ async function post(
   params: Record<string, unknown>,
   capabilities: Record<string, unknown> = ALL_CAPABILITIES,
 ): Promise<{ status: number; body: RpcAnswer }> {
-  const envelope = {
-    'io.modelcontextprotocol/protocolVersion': MODERN,
-    'io.modelcontextprotocol/clientInfo': { name: 'raw', version: '1' },
-    'io.modelcontextprotocol/clientCapabilities': capabilities,
-  };
-  const res = await fetch(url, {
-    method: 'POST',
-    headers: {
-      'content-type': 'application/json',
-      accept: 'application/json, text/event-stream',
-      'mcp-protocol-version': MODERN,
-      'mcp-method': method,
-      ...(typeof params.name === 'string' ? { 'mcp-name': params.name } : {}),
-    },
-    body: JSON.stringify({ jsonrpc: '2.0', id: 7, method, params: { ...params, _meta: envelope } }),
-  });
-  const text = await res.text();
-  const json = res.headers.get('content-type')?.includes('text/event-stream')
-    ? text
-        .split('\n')
-        .filter((l) => l.startsWith('data:'))
-        .map((l) => JSON.parse(l.slice(5)) as RpcAnswer)
-        .find((m) => m.id === 7)
-    : (JSON.parse(text) as RpcAnswer);
-  return { status: res.status, body: json ?? {} };
+  const res = await postRpc(url, modernRequest(7, method, params, capabilities), { headers: modernHeaders(method, params) });
+  return { status: res.status, body: await answerOf(res, 7) };
 }
 
 describe('the conformance fixture over HTTP', () => {
@@ -120,7 +97,7 @@ describe('the conformance fixture over HTTP', () => {
     });
     await client.connect(new ModernHttpTransport(new URL(url)));
     try {
-      expect(client.getNegotiatedProtocolVersion()).toBe(MODERN);
+      expect(client.getNegotiatedProtocolVersion()).toBe(V2026);
       const result = await client.callTool({ name: 'test_input_required_result_multi_round', arguments: {} });
       expect(result.content).toEqual([{ type: 'text', text: 'Ada likes blue' }]);
       expect(messages).toEqual(['Step 1: What is your name?', 'Step 2: What is your favorite color?']);

@@ -4,11 +4,11 @@ import { connect } from 'node:net';
 import type { AddressInfo } from 'node:net';
 import { SignJWT, generateKeyPair } from 'jose';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { initializeRequest, modernEnvelope } from '../helpers/raw-client.js';
 import { HttpGatewayProcess, META_INCOMPLETE, upstreams, within } from './helpers.js';
 import { WireSession, nested, rssBytes } from './wire.js';
 
 const TOKENS = { alice: 'alice-token-0123456789abcdef', bob: 'bob-token-0123456789abcdef' };
-const CLAIM = 'io.modelcontextprotocol/protocolVersion';
 
 /** The built CLI serving HTTP on 127.0.0.1 with an OS-assigned port. */
 class Gateway extends HttpGatewayProcess {
@@ -54,15 +54,7 @@ class Gateway extends HttpGatewayProcess {
   }
   /** A 2025-11-25 session opened raw: its id. */
   async session(token: string): Promise<string> {
-    const init = await this.post(
-      JSON.stringify({
-        jsonrpc: '2.0',
-        id: 1,
-        method: 'initialize',
-        params: { protocolVersion: '2025-11-25', capabilities: {}, clientInfo: { name: 'raw', version: '1' } },
-      }),
-      token,
-    );
+    const init = await this.post(JSON.stringify(initializeRequest()), token);
     expect(init.status).toBe(200);
     const id = init.headers['mcp-session-id'] as string;
     expect((await this.post('{"jsonrpc":"2.0","method":"notifications/initialized"}', token, { 'mcp-session-id': id })).status).toBe(202);
@@ -71,7 +63,7 @@ class Gateway extends HttpGatewayProcess {
 }
 
 const modern = (method: string, id: string, params: Record<string, unknown> = {}) =>
-  `{"jsonrpc":"2.0","id":${id},"method":"${method}","params":${JSON.stringify({ ...params, _meta: { [CLAIM]: '2026-07-28', 'io.modelcontextprotocol/clientInfo': { name: 'raw', version: '1' }, 'io.modelcontextprotocol/clientCapabilities': {} } })}}`;
+  `{"jsonrpc":"2.0","id":${id},"method":"${method}","params":${JSON.stringify({ ...params, _meta: modernEnvelope() })}}`;
 
 describe('HTTP edges', () => {
   let g: Gateway;

@@ -5,6 +5,7 @@ import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import { ResourceUpdatedNotificationSchema } from '@modelcontextprotocol/sdk/types.js';
 import { Client as ModernClient, StreamableHTTPClientTransport as ModernHttpTransport } from '@modelcontextprotocol/client';
+import { initializeRequest, postRpc } from '../helpers/raw-client.js';
 import { HttpGatewayProcess, RemoteFixture, TempDir, runCli, upstreams, within } from './helpers.js';
 
 const TOKENS = { alice: 'alice-token-0123456789abcdef', bob: 'bob-token-0123456789abcdef', carol: 'carol-token-0123456789abcdef' };
@@ -31,20 +32,11 @@ class HttpGateway extends HttpGatewayProcess {
     return client;
   }
   post(body: unknown, headers: Record<string, string> = {}): Promise<Response> {
-    return fetch(this.url, {
-      method: 'POST',
-      headers: { 'content-type': 'application/json', accept: 'application/json, text/event-stream', ...headers },
-      body: typeof body === 'string' ? body : JSON.stringify(body),
-    });
+    return postRpc(this.url, body, { headers });
   }
 }
 
-const initialize = {
-  jsonrpc: '2.0',
-  id: 1,
-  method: 'initialize',
-  params: { protocolVersion: '2025-11-25', capabilities: {}, clientInfo: { name: 'raw', version: '1' } },
-};
+const initialize = initializeRequest();
 
 describe('Streamable HTTP endpoint', () => {
   let g: HttpGateway;

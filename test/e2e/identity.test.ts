@@ -2,7 +2,8 @@
 import { existsSync, readFileSync } from 'node:fs';
 import { SignJWT } from 'jose';
 import { describe, expect, it } from 'vitest';
-import { Stream } from '../helpers/sse-stream.js';
+import { RawHttpClient } from '../helpers/raw-client.js';
+import type { Stream } from '../helpers/sse-stream.js';
 import { HttpGatewayProcess, TempDir, upstreams, within } from './helpers.js';
 
 const TOKENS = {
@@ -14,7 +15,6 @@ const TOKENS = {
 const SECRET = 'a-shared-secret-of-at-least-32-bytes!';
 const ISSUER = 'https://idp.test';
 const SECRET_URI = 'fx+fixture://ticker'; // only role eng may read it
-const V2025 = '2025-11-25';
 
 /** Static tokens, each principal with the given roles; a JWT issuer; eng reads everything, nobody else anything. */
 function configOf(dir: TempDir, roles: Partial<Record<keyof typeof TOKENS, string[]>>) {
@@ -43,7 +43,11 @@ const jwt = (claims: Record<string, unknown>, expiresIn = '10m') =>
 class Gateway extends HttpGatewayProcess {
   private file!: string;
   private ids = 100;
-  private streams: Stream[] = [];
+  private rawClient: RawHttpClient | undefined;
+  /** The raw client of this gateway's URL (known once it listens). */
+  private get raw(): RawHttpClient {
+    return (this.rawClient ??= new RawHttpClient(this.url));
+  }
 
   static async start(roles: Partial<Record<keyof typeof TOKENS, string[]>>): Promise<Gateway> {
     const g = new Gateway();
@@ -61,88 +65,24 @@ class Gateway extends HttpGatewayProcess {
     await within(done, 'the reload to be logged');
   }
 
-  post(body: unknown, token: string, sid?: string, extra: Record<string, string> = {}): Promise<Response> {
-    return fetch(this.url, {
-      method: 'POST',
-      headers: {
-        'content-type': 'application/json',
-        accept: 'application/json, text/event-stream',
-        authorization: `Bearer ${token}`,
-        ...(sid ? { 'mcp-session-id': sid, 'mcp-protocol-version': V2025 } : {}),
-        ...extra,
-      },
-      body: JSON.stringify(body),
-    });
-  }
-
   /** A 2025 session opened (initialize, initialized) with `token`; its id. */
-  async session(token: string): Promise<string> {
-    const init = await this.post(
-      { jsonrpc: '2.0', id: 1, method: 'initialize', params: { protocolVersion: V2025, capabilities: {}, clientInfo: { name: 'raw', version: '1' } } },
-      token,
-    );
-    expect(init.status).toBe(200);
-    await init.text();
-    const sid = init.headers.get('mcp-session-id')!;
-    expect((await this.post({ jsonrpc: '2.0', method: 'notifications/initialized' }, token, sid)).status).toBe(202);
-    return sid;
+  session(token: string): Promise<string> {
+    return this.raw.session(token);
   }
 
   /** One request on a session: the HTTP status and the parsed JSON-RPC answer (or the raw text). */
-  async call(
-    token: string,
-    sid: string,
-    method: string,
-    params: Record<string, unknown>,
-  ): Promise<{ status: number; body: Record<string, unknown> & { error?: { code: number }; result?: unknown }; text: string }> {
-    const res = await this.post({ jsonrpc: '2.0', id: ++this.ids, method, params }, token, sid);
-    const text = await res.text();
-    let body = {} as Record<string, unknown>;
-    try {
-      body = JSON.parse(text) as Record<string, unknown>;
-    } catch {
-      // not JSON: the text tells
-    }
-    return { status: res.status, body, text };
+  call(token: string, sid: string, method: string, params: Record<string, unknown>) {
+    return this.raw.call(token, sid, method, params);
   }
 
   /** The session's GET stream. */
-  async getStream(token: string, sid: string): Promise<Stream> {
-    const res = await fetch(this.url, {
-      headers: { accept: 'text/event-stream', authorization: `Bearer ${token}`, 'mcp-session-id': sid, 'mcp-protocol-version': V2025 },
-    });
-    expect(res.status).toBe(200);
-    const s = new Stream(res);
-    this.streams.push(s);
-    return s;
+  getStream(token: string, sid: string): Promise<Stream> {
+    return this.raw.getStream(token, sid);
   }
 
   /** A 2026 listen for `uris`; resolves once it is acknowledged. */
-  async listen(token: string, uris: string[]): Promise<Stream> {
-    const res = await this.post(
-      {
-        jsonrpc: '2.0',
-        id: ++this.ids,
-        method: 'subscriptions/listen',
-        params: { notifications: { resourceSubscriptions: uris }, _meta: { 'io.modelcontextprotocol/protocolVersion': '2026-07-28' } },
-      },
-      token,
-      undefined,
-      { 'mcp-protocol-version': '2026-07-28' },
-    );
-    expect(res.status).toBe(200);
-    const s = new Stream(res);
-    this.streams.push(s);
-    await within(
-      new Promise<void>((resolve) => {
-        const check = () => (s.messages.some((m) => m.method === 'notifications/subscriptions/acknowledged') ? resolve() : setImmediate(check));
-        check();
-      }),
-      'the listen to be acknowledged',
-    );
-    const ack = s.messages.find((m) => m.method === 'notifications/subscriptions/acknowledged')!;
-    expect((ack.params as { notifications: { resourceSubscriptions?: string[] } }).notifications.resourceSubscriptions).toEqual(uris);
-    return s;
+  listen(token: string, uris: string[]): Promise<Stream> {
+    return this.raw.listen(token, uris);
   }
 
   /** Makes the fixture report a change of the ticker (carol reads the control URI). */
@@ -170,7 +110,7 @@ class Gateway extends HttpGatewayProcess {
   }
 
   override async [Symbol.asyncDispose](): Promise<void> {
-    for (const s of this.streams) s.close();
+    this.rawClient?.close();
     await super[Symbol.asyncDispose]();
   }
 }

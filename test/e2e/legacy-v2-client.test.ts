@@ -1,8 +1,10 @@
-// A 2025-11-25 client on SDK v2 (its default, legacy negotiation) through the built CLI, beside one on SDK v1: the 2025 path driven by both SDKs.
+// A 2025-11-25 client on SDK v2 (legacy negotiation) through the built CLI, over stdio and over Streamable HTTP, beside one on SDK v1: the 2025 path driven by both SDKs.
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { ResourceNotFoundError } from '@modelcontextprotocol/client';
-import { ProxyProcess, ROOT, V2Proxy, listAll, notFound, rpcError, upstreams, within } from './helpers.js';
+import { Client } from '@modelcontextprotocol/sdk/client/index.js';
+import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
+import { Client as V2Client, ResourceNotFoundError, StreamableHTTPClientTransport as V2HttpTransport } from '@modelcontextprotocol/client';
+import { HttpGatewayProcess, ProxyProcess, ROOT, TempDir, V2Proxy, listAll, notFound, rpcError, upstreams, within } from './helpers.js';
 
 const MODERN = path.join(ROOT, 'test', 'fixtures', 'modern-server.mjs');
 
@@ -97,6 +99,84 @@ describe('a 2025-11-25 client on SDK v2', () => {
       await v2.client.readResource({ uri: control });
       await within(arrived, `the update of ${uri}`);
       await v2.client.unsubscribeResource({ uri });
+    }
+  });
+});
+
+describe('a 2025-11-25 client on SDK v2 over Streamable HTTP, beside one on SDK v1', () => {
+  let g: HttpGatewayProcess;
+  let v1: Client;
+  let v2: V2Client;
+  let v2Transport: V2HttpTransport;
+  const dir = new TempDir();
+  beforeAll(async () => {
+    g = await HttpGatewayProcess.serve(dir.writeConfig(CONFIG));
+    await within(g.started, 'the upstreams to start');
+    v1 = new Client({ name: 'legacy-http-v1', version: '1.0.0' });
+    await v1.connect(new StreamableHTTPClientTransport(g.url));
+    v2 = new V2Client({ name: 'legacy-http-v2', version: '1.0.0' }, { versionNegotiation: { mode: 'legacy' } });
+    v2Transport = new V2HttpTransport(g.url);
+    await v2.connect(v2Transport);
+  });
+  afterAll(async () => {
+    await Promise.allSettled([v1?.close(), v2?.close()]);
+    await g?.[Symbol.asyncDispose]();
+    dir[Symbol.dispose]();
+  });
+
+  it('is served 2025-11-25 on a session of its own (initialize, mcp-session-id)', () => {
+    expect(v2.getNegotiatedProtocolVersion()).toBe('2025-11-25');
+    expect(v2.getServerVersion()?.name).toBe('mcp-federate');
+    expect(v2Transport.sessionId).toEqual(expect.any(String));
+  });
+
+  it('lists and reads what the SDK v1 client lists and reads, with no 2026 fields', async () => {
+    const v1Uris = (await listAll(v1)).items.map((r) => r.uri);
+    expect(v1Uris).toEqual(expect.arrayContaining(['legacy+fixture://res/0', 'modern+modern://doc/1']));
+    expect((await v2.listResources()).resources.map((r) => r.uri)).toEqual(v1Uris);
+    for (const uri of ['legacy+fixture://res/1', 'modern+modern://doc/1']) {
+      const [a, b] = await Promise.all([v2.readResource({ uri }), v1.readResource({ uri })]);
+      expect(a.contents).toEqual(b.contents);
+      expect(a.contents).toEqual([expect.objectContaining({ uri })]);
+      expect(a).not.toHaveProperty('ttlMs');
+    }
+  });
+
+  it('not found is -32002 with data.uri on the wire, as to the SDK v1 client, which SDK v2 surfaces as ResourceNotFoundError', async () => {
+    const wire: { error?: { code: number; data?: unknown } }[] = [];
+    const deliver = v2Transport.onmessage!;
+    v2Transport.onmessage = (message) => {
+      wire.push(message as never);
+      deliver(message);
+    };
+    try {
+      for (const uri of ['legacy+fixture://nope', 'modern+modern://nope', 'nobody+x://y']) {
+        const e = await v2.readResource({ uri }).then(
+          () => undefined,
+          (err: unknown) => err,
+        );
+        expect(e).toBeInstanceOf(ResourceNotFoundError);
+        expect((e as ResourceNotFoundError).uri).toBe(uri);
+        expect(wire.at(-1)?.error).toMatchObject({ code: -32002, data: { uri } });
+        expect(await rpcError(v1.readResource({ uri }))).toEqual(notFound(uri));
+      }
+    } finally {
+      v2Transport.onmessage = deliver;
+    }
+  });
+
+  it('subscribes and gets notifications/resources/updated on its GET stream, from both upstream eras', async () => {
+    const waiters = new Map<string, () => void>();
+    v2.setNotificationHandler('notifications/resources/updated', (n) => waiters.get(n.params.uri)?.());
+    for (const [uri, control] of [
+      ['legacy+fixture://ticker', 'legacy+fixture://control/tick?n=2'],
+      ['modern+modern://ticker', 'modern+modern://control/tick'],
+    ] as const) {
+      await v2.subscribeResource({ uri });
+      const arrived = new Promise<void>((resolve) => waiters.set(uri, resolve));
+      await v1.readResource({ uri: control });
+      await within(arrived, `the update of ${uri}`);
+      await v2.unsubscribeResource({ uri });
     }
   });
 });

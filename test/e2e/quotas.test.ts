@@ -2,19 +2,10 @@
 import { readFileSync } from 'node:fs';
 import { connect, type Socket } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { V2026, initializeRequest, modernHeaders, modernRequest, postRpc } from '../helpers/raw-client.js';
 import { HttpGatewayProcess, upstreams, within } from './helpers.js';
 
 const TOKENS = { alice: 'alice-token-0123456789abcdef', mallory: 'mallory-token-0123456789abcdef' };
-const MODERN = '2026-07-28';
-const META = { 'io.modelcontextprotocol/protocolVersion': MODERN, 'io.modelcontextprotocol/clientCapabilities': {} };
-
-/** The headers a 2026 request must carry beside its body (the method, and the URI it names). */
-const modernHeaders = (method: string, params: Record<string, unknown>): Record<string, string> => ({
-  'mcp-protocol-version': MODERN,
-  'mcp-method': method,
-  ...(typeof params.uri === 'string' ? { 'mcp-name': params.uri } : {}),
-});
-
 /** The built CLI serving HTTP on an OS-assigned port, with an audit file. */
 class Gateway extends HttpGatewayProcess {
   readonly audit = this.dir.file('audit.jsonl');
@@ -37,28 +28,19 @@ class Gateway extends HttpGatewayProcess {
     return g;
   }
 
-  /** A POST as `who`; `modern` adds the 2026 header and `_meta` claim. */
+  /** A POST as `who`. */
   post(who: keyof typeof TOKENS, body: Record<string, unknown>, headers: Record<string, string> = {}, signal?: AbortSignal): Promise<Response> {
-    return fetch(this.url, {
-      method: 'POST',
-      headers: { 'content-type': 'application/json', accept: 'application/json, text/event-stream', authorization: `Bearer ${TOKENS[who]}`, ...headers },
-      body: JSON.stringify(body),
-      ...(signal ? { signal } : {}),
-    });
+    return postRpc(this.url, body, { token: TOKENS[who], headers, ...(signal ? { signal } : {}) });
   }
 
   /** A 2026 stateless request. */
   modern(who: keyof typeof TOKENS, id: number, method: string, params: Record<string, unknown>, signal?: AbortSignal): Promise<Response> {
-    return this.post(who, { jsonrpc: '2.0', id, method, params: { ...params, _meta: META } }, modernHeaders(method, params), signal);
+    return this.post(who, modernRequest(id, method, params), modernHeaders(method, params), signal);
   }
 
   /** A 2025 session's initialize; resolves with the response. */
   initialize(who: keyof typeof TOKENS, headers: Record<string, string> = {}): Promise<Response> {
-    return this.post(
-      who,
-      { jsonrpc: '2.0', id: 1, method: 'initialize', params: { protocolVersion: '2025-11-25', capabilities: {}, clientInfo: { name: 'raw', version: '1' } } },
-      headers,
-    );
+    return this.post(who, initializeRequest(), headers);
   }
 
   auditRecords(): Record<string, unknown>[] {
@@ -332,7 +314,7 @@ describe('answers a client does not read', () => {
     let closed = 0;
     let answered = 0;
     for (let i = 0; i < 30; i++) {
-      const body = JSON.stringify({ jsonrpc: '2.0', id: i, method: 'resources/read', params: { uri: `fx+fixture://res/0?n=${i}`, _meta: META } });
+      const body = JSON.stringify(modernRequest(i, 'resources/read', { uri: `fx+fixture://res/0?n=${i}` }));
       const socket = connect(Number(g.url.port), '127.0.0.1');
       sockets.push(socket);
       socket.on('error', () => undefined);
@@ -349,7 +331,7 @@ describe('answers a client does not read', () => {
           });
           socket.write(
             `POST ${g.url.pathname} HTTP/1.1\r\nhost: ${g.url.host}\r\nauthorization: Bearer ${TOKENS.mallory}\r\ncontent-type: application/json\r\n` +
-              `accept: application/json, text/event-stream\r\nmcp-protocol-version: ${MODERN}\r\nmcp-method: resources/read\r\nmcp-name: fx+fixture://res/0?n=${i}\r\ncontent-length: ${Buffer.byteLength(body)}\r\n\r\n${body}`,
+              `accept: application/json, text/event-stream\r\nmcp-protocol-version: ${V2026}\r\nmcp-method: resources/read\r\nmcp-name: fx+fixture://res/0?n=${i}\r\ncontent-length: ${Buffer.byteLength(body)}\r\n\r\n${body}`,
           );
         }),
         `answer ${i}`,

@@ -4,6 +4,7 @@ import path from 'node:path';
 import { setTimeout as delay } from 'node:timers/promises';
 import { describe, expect, it } from 'vitest';
 import { ResourceListChangedNotificationSchema } from '@modelcontextprotocol/sdk/types.js';
+import { initializeRequest, postRpc } from '../helpers/raw-client.js';
 import {
   HttpGatewayProcess,
   ProxyProcess,
@@ -141,16 +142,7 @@ class Gateway extends HttpGatewayProcess {
 
   /** The status of an `initialize` POST with these headers. */
   async initialize(headers: Record<string, string> = {}): Promise<number> {
-    const res = await fetch(`http://127.0.0.1:${this.port}/mcp`, {
-      method: 'POST',
-      headers: { 'content-type': 'application/json', accept: 'application/json, text/event-stream', host: `127.0.0.1:${this.port}`, ...headers },
-      body: JSON.stringify({
-        jsonrpc: '2.0',
-        id: 1,
-        method: 'initialize',
-        params: { protocolVersion: '2025-11-25', capabilities: {}, clientInfo: { name: 'raw', version: '1' } },
-      }),
-    });
+    const res = await postRpc(`http://127.0.0.1:${this.port}/mcp`, initializeRequest(), { headers: { host: `127.0.0.1:${this.port}`, ...headers } });
     await res.body?.cancel();
     return res.status;
   }

@@ -7,24 +7,7 @@ export function deferred<T = void>(): { promise: Promise<T>; resolve: (v: T) => 
   return { promise, resolve };
 }
 
-/** Resolves `until(n)` once `hit()` has been called n times. */
-export function counter() {
-  let count = 0;
-  const waiters: { n: number; resolve: () => void }[] = [];
-  return {
-    get count() {
-      return count;
-    },
-    hit() {
-      count++;
-      for (const w of waiters.filter((w) => count >= w.n)) w.resolve();
-    },
-    until(n: number): Promise<void> {
-      if (count >= n) return Promise.resolve();
-      return new Promise((resolve) => waiters.push({ n, resolve }));
-    },
-  };
-}
+export { counter, type Counter } from './counter.mjs';
 
 /** How long a test waits for an event before failing with a readable message. */
 export const EVENT_TIMEOUT_MS = 10_000;

@@ -1,6 +1,6 @@
 // The access log through the real proxy core: one info line per request with method, server, outcome, duration, principal and session; never a URI, contents or token; switchable off.
 import { describe, expect, it } from 'vitest';
-import { createUpstreamServer } from '../helpers/upstream-server.js';
+import { createUpstreamServer } from '../helpers/upstream-server.mjs';
 import { startHarness } from '../helpers/harness.js';
 
 const upstreams = { docs: () => createUpstreamServer({ resources: [{ uri: 'file:///a.md', name: 'a' }] }).server };

@@ -3,7 +3,7 @@ import { describe, expect, it } from 'vitest';
 import { ResourceUpdatedNotificationSchema } from '@modelcontextprotocol/sdk/types.js';
 import { compilePolicy, type PolicyAction } from '../../src/access/policy.js';
 import { parseConfig } from '../../src/config/load.js';
-import { createUpstreamServer } from '../helpers/upstream-server.js';
+import { createUpstreamServer } from '../helpers/upstream-server.mjs';
 import { startHarness } from '../helpers/harness.js';
 import { rpcError } from '../helpers/rpc-error.js';
 import { within } from '../helpers/gate.js';

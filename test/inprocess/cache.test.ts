@@ -1,7 +1,7 @@
 // Read cache through the whole proxy: hits, bounds, TTL on a manual clock, coalescing, cancellation, errors, invalidation.
 import { describe, expect, it } from 'vitest';
 import { McpError, ResourceUpdatedNotificationSchema } from '@modelcontextprotocol/sdk/types.js';
-import { createUpstreamServer, newStats, type UpstreamHandle } from '../helpers/upstream-server.js';
+import { createUpstreamServer, newStats, type UpstreamHandle } from '../helpers/upstream-server.mjs';
 import { startHarness } from '../helpers/harness.js';
 import { rpcError } from '../helpers/rpc-error.js';
 import { counter, deferred } from '../helpers/gate.js';

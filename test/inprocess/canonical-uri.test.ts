@@ -4,7 +4,7 @@ import { McpError } from '@modelcontextprotocol/sdk/types.js';
 import { normalizeUri } from '../../src/uri/normalize-uri.js';
 import { compilePolicy } from '../../src/access/policy.js';
 import { parseConfig } from '../../src/config/load.js';
-import { createUpstreamServer } from '../helpers/upstream-server.js';
+import { createUpstreamServer } from '../helpers/upstream-server.mjs';
 import { startHarness } from '../helpers/harness.js';
 import { rpcError } from '../helpers/rpc-error.js';
 import { memoryAudit } from '../helpers/memory-audit.js';

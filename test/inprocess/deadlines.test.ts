@@ -1,6 +1,6 @@
 // Upstream deadlines and fairness: timeoutMs counts queue wait; a hung URI cannot starve the others.
 import { describe, expect, it } from 'vitest';
-import { createUpstreamServer } from '../helpers/upstream-server.js';
+import { createUpstreamServer } from '../helpers/upstream-server.mjs';
 import { startHarness } from '../helpers/harness.js';
 import { rpcError } from '../helpers/rpc-error.js';
 import { counter } from '../helpers/gate.js';

@@ -2,7 +2,7 @@
 import { describe, expect, it } from 'vitest';
 import { ResourceUpdatedNotificationSchema } from '@modelcontextprotocol/sdk/types.js';
 import type { Client as ModernClient } from '@modelcontextprotocol/client';
-import { createUpstreamServer, newStats } from '../helpers/upstream-server.js';
+import { createUpstreamServer, newStats } from '../helpers/upstream-server.mjs';
 import { startHarness } from '../helpers/harness.js';
 import { rpcError } from '../helpers/rpc-error.js';
 import { within } from '../helpers/gate.js';

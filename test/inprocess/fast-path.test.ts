@@ -1,6 +1,6 @@
 // Upstream requests on the fast path (own ids, one pending map, one deadline timer): timeouts, cancellations and long calls' progress reach the upstream and the caller.
 import { describe, expect, it } from 'vitest';
-import { createUpstreamServer } from '../helpers/upstream-server.js';
+import { createUpstreamServer } from '../helpers/upstream-server.mjs';
 import { startHarness } from '../helpers/harness.js';
 import { rpcError } from '../helpers/rpc-error.js';
 import { counter } from '../helpers/gate.js';

@@ -4,7 +4,7 @@ import type { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { CancelledNotificationSchema, McpError } from '@modelcontextprotocol/sdk/types.js';
 import { z } from 'zod';
 import { META_INCOMPLETE } from '../../src/protocol.js';
-import { createUpstreamServer, newStats, richResource } from '../helpers/upstream-server.js';
+import { createUpstreamServer, newStats, richResource } from '../helpers/upstream-server.mjs';
 import { startHarness } from '../helpers/harness.js';
 import { rpcError } from '../helpers/rpc-error.js';
 

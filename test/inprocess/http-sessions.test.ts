@@ -4,7 +4,7 @@ import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import { HttpSchema } from '../../src/config/schema.js';
 import { createHttpEndpoint } from '../../src/serve/http/endpoint.js';
-import { createUpstreamServer } from '../helpers/upstream-server.js';
+import { createUpstreamServer } from '../helpers/upstream-server.mjs';
 import { startHarness } from '../helpers/harness.js';
 
 const text = (uri: string) => ({ contents: [{ uri, text: 'x' }] });

@@ -6,15 +6,14 @@ import { AuthSchema, HttpSchema } from '../../src/config/schema.js';
 import { createLogger } from '../../src/logger.js';
 import { createHttpEndpoint } from '../../src/serve/http/endpoint.js';
 import { startHarness, type Harness } from '../helpers/harness.js';
-import { Stream } from '../helpers/sse-stream.js';
-import { createUpstreamServer, type UpstreamHandle } from '../helpers/upstream-server.js';
+import { RawHttpClient, readAnswer } from '../helpers/raw-client.js';
+import { createUpstreamServer, type UpstreamHandle } from '../helpers/upstream-server.mjs';
 import { within } from '../helpers/gate.js';
 
 const T = Date.UTC(2030, 0, 1) / 1000; // the injected clock starts here (seconds)
 const SECRET = 'a-shared-secret-of-at-least-32-bytes!';
 const ISSUER = 'https://idp.test';
 const TOKENS = { alice: 'alice-token-0123456789abcdef', bob: 'bob-token-0123456789abcdef', carol: 'carol-token-0123456789abcdef' };
-const V2025 = '2025-11-25';
 const SECRET_URI = 'a+x://secret';
 const SLOW_URI = 'a+x://slow';
 /** Another slow URI: reads of one URI in flight together are one upstream read. */
@@ -74,89 +73,23 @@ async function gateway(auth = authOf(ALL_ENG)) {
     sweepEveryMs: 0,
   });
   const url = await endpoint.listen();
-  let ids = 10;
-  const streams: Stream[] = [];
-  const post = (body: unknown, token: string, headers: Record<string, string> = {}) =>
-    fetch(url, {
-      method: 'POST',
-      headers: { 'content-type': 'application/json', accept: 'application/json, text/event-stream', authorization: `Bearer ${token}`, ...headers },
-      body: JSON.stringify(body),
-    });
+  const raw = new RawHttpClient(url);
   const g = {
     h,
     upstream,
     endpoint,
     slow,
     setNow: (seconds: number) => void (nowMs = seconds * 1000),
-    async session(token: string): Promise<string> {
-      const init = await post(
-        { jsonrpc: '2.0', id: 1, method: 'initialize', params: { protocolVersion: V2025, capabilities: {}, clientInfo: { name: 'raw', version: '1' } } },
-        token,
-      );
-      expect(init.status).toBe(200);
-      await init.text();
-      const sid = init.headers.get('mcp-session-id')!;
-      await (await post({ jsonrpc: '2.0', method: 'notifications/initialized' }, token, { 'mcp-session-id': sid, 'mcp-protocol-version': V2025 })).text();
-      return sid;
-    },
-    /** One request on a session; the status and the parsed answer. */
-    async call(token: string, sid: string, method: string, params: Record<string, unknown>) {
-      const res = await post({ jsonrpc: '2.0', id: ++ids, method, params }, token, { 'mcp-session-id': sid, 'mcp-protocol-version': V2025 });
-      const text = await res.text();
-      return {
-        status: res.status,
-        text,
-        body: (text.startsWith('{') ? JSON.parse(text) : {}) as { result?: Record<string, unknown>; error?: { code: number; message: string } },
-      };
-    },
+    session: (token: string) => raw.session(token),
+    call: (token: string, sid: string, method: string, params: Record<string, unknown>) => raw.call(token, sid, method, params),
     /** A 2026 request (stateless) with the per-request envelope. */
-    async modern(token: string, method: string, params: Record<string, unknown>) {
-      const _meta = {
-        'io.modelcontextprotocol/protocolVersion': '2026-07-28',
-        'io.modelcontextprotocol/clientInfo': { name: 'raw', version: '1' },
-        'io.modelcontextprotocol/clientCapabilities': {},
-      };
-      const res = await post({ jsonrpc: '2.0', id: ++ids, method, params: { ...params, _meta } }, token, {
-        'mcp-protocol-version': '2026-07-28',
-        'mcp-method': method,
-        ...(typeof params.uri === 'string' ? { 'mcp-name': params.uri } : {}),
-      });
-      const text = await res.text();
-      return { status: res.status, text };
-    },
-    async getStream(token: string, sid: string): Promise<Stream> {
-      const res = await fetch(url, {
-        headers: { accept: 'text/event-stream', authorization: `Bearer ${token}`, 'mcp-session-id': sid, 'mcp-protocol-version': V2025 },
-      });
-      expect(res.status).toBe(200);
-      const s = new Stream(res);
-      streams.push(s);
-      return s;
-    },
-    async listen(token: string, uris: string[]): Promise<Stream> {
-      const res = await post(
-        {
-          jsonrpc: '2.0',
-          id: ++ids,
-          method: 'subscriptions/listen',
-          params: { notifications: { resourceSubscriptions: uris }, _meta: { 'io.modelcontextprotocol/protocolVersion': '2026-07-28' } },
-        },
-        token,
-        { 'mcp-protocol-version': '2026-07-28' },
-      );
-      expect(res.status).toBe(200);
-      const s = new Stream(res);
-      streams.push(s);
-      await within(
-        s.until((m) => m.method === 'notifications/subscriptions/acknowledged'),
-        'the listen to be acknowledged',
-      );
-      return s;
-    },
+    modern: async (token: string, method: string, params: Record<string, unknown>) => readAnswer(await raw.modern(token, method, params)),
+    getStream: (token: string, sid: string) => raw.getStream(token, sid),
+    listen: (token: string, uris: string[]) => raw.listen(token, uris),
     /** The upstream reports a change of x://secret. */
     update: () => upstream.server.sendResourceUpdated({ uri: 'x://secret' }),
     async [Symbol.asyncDispose]() {
-      for (const s of streams) s.close();
+      raw.close();
       slow.release();
       await endpoint.close();
       await h[Symbol.asyncDispose]();

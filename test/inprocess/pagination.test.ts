@@ -6,7 +6,7 @@ import type { Server } from '@modelcontextprotocol/sdk/server/index.js';
 import type { SetTimer } from '../../src/federation/listing.js';
 import { META_INCOMPLETE } from '../../src/protocol.js';
 import type { CallerIdentity } from '../../src/proxy.js';
-import { createUpstreamServer, newStats } from '../helpers/upstream-server.js';
+import { createUpstreamServer, newStats } from '../helpers/upstream-server.mjs';
 import { startHarness } from '../helpers/harness.js';
 import { within } from '../helpers/gate.js';
 import { prng } from '../helpers/prng.js';

@@ -2,7 +2,7 @@
 import { afterEach, describe, expect, it, vi } from 'vitest';
 import type { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { ResourceListChangedNotificationSchema, ResourceUpdatedNotificationSchema } from '@modelcontextprotocol/sdk/types.js';
-import { createUpstreamServer, newStats, type UpstreamHandle } from '../helpers/upstream-server.js';
+import { createUpstreamServer, newStats, type UpstreamHandle } from '../helpers/upstream-server.mjs';
 import { startHarness } from '../helpers/harness.js';
 import { rpcError } from '../helpers/rpc-error.js';
 import { counter, deferred } from '../helpers/gate.js';

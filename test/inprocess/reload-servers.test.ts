@@ -5,7 +5,7 @@ import { ListResourcesRequestSchema, ResourceListChangedNotificationSchema, Reso
 import { parseConfig } from '../../src/config/load.js';
 import { planReload } from '../../src/config/reload-diff.js';
 import type { Proxy } from '../../src/proxy.js';
-import { createUpstreamServer, newStats, type UpstreamHandle } from '../helpers/upstream-server.js';
+import { createUpstreamServer, newStats, type UpstreamHandle } from '../helpers/upstream-server.mjs';
 import { startHarness } from '../helpers/harness.js';
 import { rpcError } from '../helpers/rpc-error.js';
 import { counter } from '../helpers/gate.js';

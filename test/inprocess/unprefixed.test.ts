@@ -1,7 +1,7 @@
 // A `prefix: false` server through the whole core: its URIs listed, read, subscribed, completed and notified unchanged.
 import { describe, expect, it } from 'vitest';
 import { ResourceUpdatedNotificationSchema } from '@modelcontextprotocol/sdk/types.js';
-import { createUpstreamServer, newStats, type UpstreamHandle } from '../helpers/upstream-server.js';
+import { createUpstreamServer, newStats, type UpstreamHandle } from '../helpers/upstream-server.mjs';
 import { startHarness } from '../helpers/harness.js';
 import { rpcError } from '../helpers/rpc-error.js';
 import { counter } from '../helpers/gate.js';

@@ -9,7 +9,7 @@ import { StreamableHTTPServerTransport } from '@modelcontextprotocol/sdk/server/
 import { McpError } from '@modelcontextprotocol/sdk/types.js';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { MARK_TOO_DEEP, MARK_TOO_LARGE, createBoundedFetch } from '../../src/upstream/bounded-fetch.js';
-import { createUpstreamServer } from '../helpers/upstream-server.js';
+import { createUpstreamServer } from '../helpers/upstream-server.mjs';
 
 type Handler = (req: IncomingMessage, res: ServerResponse) => void;
 
