@@ -22,6 +22,7 @@ const TOOLS_FIXTURE = join(ROOT, 'test/fixtures/tools-server.mjs');
 const CLI = join(ROOT, 'dist/cli.js');
 const RESULTS = join(ROOT, 'bench/results.md');
 const CEILING = join(ROOT, 'bench/ceiling-relay.mjs');
+const CEILING_LIST = join(ROOT, 'bench/ceiling-list-relay.mjs');
 const GC_HOOK = join(ROOT, 'bench/gc-hook.mjs');
 
 const RESOURCES = 1000;
@@ -220,6 +221,9 @@ const spawnProxy = (servers, extra = {}, env = undefined) => {
 /** The ceiling relay (bench/ceiling-relay.mjs) in front of the catalog fixture: the least a stdio relay can cost. */
 const spawnCeiling = (extraArgs = []) =>
   spawnClient('ceiling relay', process.execPath, [CEILING, process.execPath, FIXTURE, ...BASE_ARGS, ...extraArgs], v1Sdk, GC_ENV);
+/** The ceiling list relay (bench/ceiling-list-relay.mjs) in front of `count` catalog fixtures: the least a merged list can cost. */
+const spawnListCeiling = (count) =>
+  spawnClient('ceiling list relay', process.execPath, [CEILING_LIST, String(count), process.execPath, FIXTURE, ...BASE_ARGS], v1Sdk, GC_ENV);
 /** A proxy that has already served one full list, so no upstream start-up work overlaps a measurement. */
 const spawnSettledProxy = async (servers, extra, env) => {
   const handle = await spawnProxy(servers, extra, env);
@@ -707,14 +711,16 @@ const accessPhase = async () => {
 
 /** One merged list of `upstreams` × RESOURCES through the proxy against the parallel bound (each fixture listed by its own client at once). */
 const listPhaseOf = async (upstreams) => {
-  progress(`full list (${upstreams} upstreams × ${RESOURCES})`);
+  progress(`full list (${upstreams} upstreams × ${RESOURCES}; direct, proxy, ceiling list relay)`);
   const directs = await attempt(() => spawnFixtures(upstreams));
   const proxy = await attempt(() => spawnSettledProxy(upstreamsOf(upstreams)));
+  const ceiling = await attempt(() => spawnListCeiling(upstreams));
   const min = upstreams * RESOURCES;
   let dList;
   let pList;
-  const [cost] = await costsOver([proxy], (N.listReps + 1) * upstreams * RESOURCES, async () => {
-    [dList, pList] = await interleavedMedians(
+  let cList;
+  const [cost, cCost] = await costsOver([proxy, ceiling], (N.listReps + 1) * upstreams * RESOURCES, async () => {
+    [dList, pList, cList] = await interleavedMedians(
       N.listReps,
       sideOf(directs, (hs) =>
         listAllTimed(
@@ -724,6 +730,7 @@ const listPhaseOf = async (upstreams) => {
         ),
       ),
       sideOf(proxy, (h) => listAllTimed([h.client], 'proxy list', min)),
+      sideOf(ceiling, (h) => listAllTimed([h.client], 'ceiling list', min)),
     );
   });
   addRow(
@@ -734,6 +741,13 @@ const listPhaseOf = async (upstreams) => {
     RATIO('≤ 1.4', (r) => r <= 1.4),
     cost,
   );
+  addRow(`ceiling list relay: full list ${upstreams}×${RESOURCES} (CPU and GC per listed item)`, dList, cList, 'ms', undefined, cCost);
+  addRow(`full list ${upstreams}×${RESOURCES}, proxy vs the ceiling list relay (direct column: ceiling list relay)`, cList, pList, 'ms');
+  notes.add(
+    'Ceiling list relay: bench/ceiling-list-relay.mjs, a minimal merged-list relay in front of the same fixtures that parses each upstream page, ' +
+      'prefixes each uri and serialises 1000-item downstream pages, reading the next two upstreams ahead. It has no policy, cursor sealing, ' +
+      'queue, timeouts or bounds: the limit of a parse-rewrite-serialise list relay on this machine.',
+  );
   const rss = await on(proxy, (h) => peakRssMb(h.pid));
   addRow(
     `proxy peak RSS (${upstreams} upstreams, after lists)`,
@@ -742,7 +756,7 @@ const listPhaseOf = async (upstreams) => {
     'mb',
     upstreams === UPSTREAMS ? PROXY('≤ 100 MB', (mb) => mb <= 100) : undefined,
   );
-  await closeHandles(directs, proxy);
+  await closeHandles(directs, proxy, ceiling);
 };
 const listPhase = async () => {
   await listPhaseOf(UPSTREAMS);
