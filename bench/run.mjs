@@ -22,10 +22,13 @@ const TOOLS_FIXTURE = join(ROOT, 'test/fixtures/tools-server.mjs');
 const CLI = join(ROOT, 'dist/cli.js');
 const RESULTS = join(ROOT, 'bench/results.md');
 const CEILING = join(ROOT, 'bench/ceiling-relay.mjs');
+const CEILING_LIST = join(ROOT, 'bench/ceiling-list-relay.mjs');
 const GC_HOOK = join(ROOT, 'bench/gc-hook.mjs');
 
 const RESOURCES = 1000;
 const UPSTREAMS = 10;
+/** The wider merged list: growth from UPSTREAMS to this many should be no faster than the parallel bound's. */
+const LIST_UPSTREAMS_WIDE = 30;
 const BASE_ARGS = ['--resources', String(RESOURCES), '--page-size', '100', '--size', '1024'];
 const TEXT_IDS = Array.from({ length: RESOURCES }, (_, i) => i).filter((i) => i % 10 !== 9);
 const N = { warmup: 300, latency: 2000, throughput: 5000, inFlight: 32, throughputReps: 3, listReps: 7, startupReps: 3 };
@@ -209,19 +212,26 @@ const spawnProxy = (servers, extra = {}, env = undefined) => {
   }
   const file = join(tmp, `config-${configSeq++}.json`);
   writeFileSync(file, JSON.stringify(config, null, 2));
-  // Executed as its bin (shebang and all), the way `npx mcp-federate` or an installed bin runs it.
-  return spawnClient('proxy', CLI, ['--config', file, '--log-level', 'warn'], v1Sdk, { ...GC_ENV, ...env });
+  // Executed as its bin (shebang and all), the way `npx mcp-federate` or an installed bin runs it;
+  // BENCH_PROXY_NODE_ARGS (e.g. `--cpu-prof --cpu-prof-dir=/tmp/prof`, to profile it under this load) runs it with node and those flags instead.
+  const nodeArgs = process.env.BENCH_PROXY_NODE_ARGS?.split(' ').filter(Boolean);
+  const [command, args] = nodeArgs?.length ? [process.execPath, [...nodeArgs, CLI]] : [CLI, []];
+  return spawnClient('proxy', command, [...args, '--config', file, '--log-level', 'warn'], v1Sdk, { ...GC_ENV, ...env });
 };
 /** The ceiling relay (bench/ceiling-relay.mjs) in front of the catalog fixture: the least a stdio relay can cost. */
 const spawnCeiling = (extraArgs = []) =>
   spawnClient('ceiling relay', process.execPath, [CEILING, process.execPath, FIXTURE, ...BASE_ARGS, ...extraArgs], v1Sdk, GC_ENV);
+/** The ceiling list relay (bench/ceiling-list-relay.mjs) in front of `count` catalog fixtures: the least a merged list can cost. */
+const spawnListCeiling = (count) =>
+  spawnClient('ceiling list relay', process.execPath, [CEILING_LIST, String(count), process.execPath, FIXTURE, ...BASE_ARGS], v1Sdk, GC_ENV);
 /** A proxy that has already served one full list, so no upstream start-up work overlaps a measurement. */
 const spawnSettledProxy = async (servers, extra, env) => {
   const handle = await spawnProxy(servers, extra, env);
   await listAll(handle.client);
   return handle;
 };
-const tenUpstreams = () => Object.fromEntries(Array.from({ length: UPSTREAMS }, (_, i) => [`u${i}`, []]));
+const upstreamsOf = (count) => Object.fromEntries(Array.from({ length: count }, (_, i) => [`u${i}`, []]));
+const tenUpstreams = () => upstreamsOf(UPSTREAMS);
 
 // ---- HTTP servers and clients ----
 
@@ -699,41 +709,58 @@ const accessPhase = async () => {
   await closeHandles(plainList, guardedList);
 };
 
-const listPhase = async () => {
-  progress(`full list (${UPSTREAMS} upstreams × ${RESOURCES})`);
-  const directs = await attempt(() => spawnFixtures(UPSTREAMS));
-  const proxy = await attempt(() => spawnSettledProxy(tenUpstreams()));
+/** One merged list of `upstreams` × RESOURCES through the proxy against the parallel bound (each fixture listed by its own client at once). */
+const listPhaseOf = async (upstreams) => {
+  progress(`full list (${upstreams} upstreams × ${RESOURCES}; direct, proxy, ceiling list relay)`);
+  const directs = await attempt(() => spawnFixtures(upstreams));
+  const proxy = await attempt(() => spawnSettledProxy(upstreamsOf(upstreams)));
+  const ceiling = await attempt(() => spawnListCeiling(upstreams));
+  const min = upstreams * RESOURCES;
   let dList;
   let pList;
-  const [cost] = await costsOver([proxy], (N.listReps + 1) * UPSTREAMS * RESOURCES, async () => {
-    [dList, pList] = await interleavedMedians(
+  let cList;
+  const [cost, cCost] = await costsOver([proxy, ceiling], (N.listReps + 1) * upstreams * RESOURCES, async () => {
+    [dList, pList, cList] = await interleavedMedians(
       N.listReps,
       sideOf(directs, (hs) =>
         listAllTimed(
           hs.map((d) => d.client),
           'direct list',
+          min,
         ),
       ),
-      sideOf(proxy, (h) => listAllTimed([h.client], 'proxy list')),
+      sideOf(proxy, (h) => listAllTimed([h.client], 'proxy list', min)),
+      sideOf(ceiling, (h) => listAllTimed([h.client], 'ceiling list', min)),
     );
   });
   addRow(
-    `full list ${UPSTREAMS}×${RESOURCES} (median of ${N.listReps}; CPU and GC per listed item)`,
+    `full list ${upstreams}×${RESOURCES} (median of ${N.listReps}; CPU and GC per listed item)`,
     dList,
     pList,
     'ms',
     RATIO('≤ 1.4', (r) => r <= 1.4),
     cost,
   );
+  addRow(`ceiling list relay: full list ${upstreams}×${RESOURCES} (CPU and GC per listed item)`, dList, cList, 'ms', undefined, cCost);
+  addRow(`full list ${upstreams}×${RESOURCES}, proxy vs the ceiling list relay (direct column: ceiling list relay)`, cList, pList, 'ms');
+  notes.add(
+    'Ceiling list relay: bench/ceiling-list-relay.mjs, a minimal merged-list relay in front of the same fixtures that parses each upstream page, ' +
+      'prefixes each uri and serialises 1000-item downstream pages, reading the next two upstreams ahead. It has no policy, cursor sealing, ' +
+      'queue, timeouts or bounds: the limit of a parse-rewrite-serialise list relay on this machine.',
+  );
   const rss = await on(proxy, (h) => peakRssMb(h.pid));
   addRow(
-    `proxy peak RSS (${UPSTREAMS} upstreams, after lists)`,
+    `proxy peak RSS (${upstreams} upstreams, after lists)`,
     undefined,
     rss,
     'mb',
-    PROXY('≤ 100 MB', (mb) => mb <= 100),
+    upstreams === UPSTREAMS ? PROXY('≤ 100 MB', (mb) => mb <= 100) : undefined,
   );
-  await closeHandles(directs, proxy);
+  await closeHandles(directs, proxy, ceiling);
+};
+const listPhase = async () => {
+  await listPhaseOf(UPSTREAMS);
+  await listPhaseOf(LIST_UPSTREAMS_WIDE);
 };
 
 const startupPhase = async () => {
