@@ -13,6 +13,7 @@ import type { Offers } from './facade.js';
 import { relayedCall } from './relayed-call.js';
 import { failureAnswer } from './request-failure.js';
 import { callerOf } from './request-caller.js';
+import type { CallRelay } from '../federation/relay.js';
 
 /** What the fast lane of one connection needs: the facade's parts, the Server it runs beside, and the connection's outbound. */
 export interface FastLaneOptions {
@@ -74,6 +75,19 @@ export function fastLane(options: FastLaneOptions): Wrapper<ClassifiedHandler> {
     return (open = !answersInput(caps));
   };
   const who = (extra: MessageExtraInfo | undefined): Caller => callerOf(extra?.authInfo) ?? options.caller;
+  /**
+   * The bridge's relay for a lane request of `by`: the lane's callers can be asked nothing, so the
+   * bridge sends their calls plain (counted for routing) and never reads the downstream's signal or
+   * `ask`; the connection's own caller (a live view) has one relay for the connection's life.
+   */
+  let ownRelay: CallRelay | undefined;
+  const relayOf = (by: Caller): CallRelay | undefined => {
+    if (!bridge) return undefined;
+    // eslint-disable-next-line @typescript-eslint/no-deprecated -- a 2025-11-25 connection: what it declared at initialize holds for its life
+    const relay = (): CallRelay => bridge.relayFor({ era: edge.era, caller: by, capabilities: server.getClientCapabilities(), signal: NEVER_ABORTED });
+    if (by !== options.caller) return relay();
+    return (ownRelay ??= relay());
+  };
 
   const settle = (id: Id, controller: AbortController, method: string, uri: string | undefined, by: Caller, outcome: Promise<Record<string, unknown>>) => {
     outcome.then(
@@ -98,7 +112,7 @@ export function fastLane(options: FastLaneOptions): Wrapper<ClassifiedHandler> {
     const controller = new AbortController();
     inFlight.set(id, controller);
     const by = who(extra);
-    const relay = bridge?.relayFor({ era: edge.era, caller: by, capabilities: server.getClientCapabilities(), signal: controller.signal }); // eslint-disable-line @typescript-eslint/no-deprecated -- as downstreamOf
+    const relay = relayOf(by);
     const run = (): Promise<Record<string, unknown>> => gate.read(by, uri, controller.signal, relay);
     settle(
       id,
@@ -116,8 +130,7 @@ export function fastLane(options: FastLaneOptions): Wrapper<ClassifiedHandler> {
     inFlight.set(id, controller);
     const by = who(extra);
     const signal = controller.signal;
-    // eslint-disable-next-line @typescript-eslint/no-deprecated -- as downstreamOf
-    const relay = bridge?.relayFor({ era: edge.era, caller: by, capabilities: server.getClientCapabilities(), signal });
+    const relay = relayOf(by);
     const run = (): Promise<Record<string, unknown>> =>
       relayedCall(
         {
@@ -166,6 +179,9 @@ export function fastLane(options: FastLaneOptions): Wrapper<ClassifiedHandler> {
     next(message, kind, extra);
   };
 }
+
+/** The signal of a lane caller's bridge downstream: never read for a caller that can be asked nothing (see `relayOf`). */
+const NEVER_ABORTED = new AbortController().signal;
 
 /** The request context `callerLogMeta` reads nothing of in 2025-11-25. */
 const NO_CONTEXT = { mcpReq: {} } as Parameters<typeof callerLogMeta>[1];
