@@ -1,4 +1,4 @@
-// The edge fast lane of 2025-11-25 stdio connections: the same answers, audit records and cancellations as the SDK path, request by request.
+// The edge fast lane of 2025-11-25 connections (stdio and HTTP sessions): the same answers, audit records and cancellations as the SDK path, request by request.
 import { describe, expect, it } from 'vitest';
 import { Server } from '@modelcontextprotocol/sdk/server/index.js';
 import { InMemoryTransport } from '@modelcontextprotocol/sdk/inMemory.js';
@@ -7,6 +7,10 @@ import { createUpstreamServer } from '../helpers/upstream-server.mjs';
 import { startHarness, type Harness } from '../helpers/harness.js';
 import { memoryAudit } from '../helpers/memory-audit.js';
 import { counter } from '../helpers/gate.js';
+import { answerOf, RawHttpClient } from '../helpers/raw-client.js';
+import { HttpSchema } from '../../src/config/schema.js';
+import { createHttpEndpoint } from '../../src/serve/http/endpoint.js';
+import { createLogger } from '../../src/logger.js';
 import { legacyInputUpstream, newInputLog } from '../helpers/input-upstreams.js';
 
 /** An upstream with resources (`x://<n>`; `x://slow` never answers; `x://boom` fails) and tools (`echo`, `fails`, `broken`). */
@@ -116,6 +120,41 @@ const SCRIPT: [number | string, string, unknown][] = [
   [22, 'resources/read', { uri: 'a+x://1', extra: true }],
 ];
 
+/** The script over a 2025-11-25 HTTP session (real HTTP on 127.0.0.1): each answer as its POST carried it, and the HTTP status. */
+async function runHttp(fastLane: boolean) {
+  const audit = memoryAudit();
+  await using h = await startHarness({
+    upstreams: { a: () => resourcesUpstream(), t: () => toolsUpstream() },
+    serverFields: { a: { cache: false } },
+    config: { policy: POLICY },
+    audit,
+    fastLane,
+  });
+  const endpoint = createHttpEndpoint({
+    proxy: h.proxy,
+    config: HttpSchema.parse({ port: 0 }),
+    logger: createLogger({ level: 'silent' }),
+    maxQueuedBytes: 1 << 20,
+    sweepEveryMs: 0,
+  });
+  try {
+    const raw = new RawHttpClient(await endpoint.listen());
+    const sid = await raw.session();
+    const out: Record<string, unknown> = {};
+    for (const [id, method, params] of SCRIPT) {
+      const res = await raw.post({ jsonrpc: '2.0', id, method, params }, { sid });
+      out[String(id)] = { status: res.status, answer: await answerOf(res, id) };
+    }
+    const records = audit.entries.map((e) => {
+      const { durationMs: _d, ts: _t, caller, ...rest } = e as unknown as Record<string, unknown> & { caller: Record<string, unknown> };
+      return { ...rest, principal: caller.principal, transport: caller.transport };
+    });
+    return { out, records };
+  } finally {
+    await endpoint.close();
+  }
+}
+
 async function run(fastLane: boolean) {
   const audit = memoryAudit();
   await using h = await startHarness({
@@ -153,6 +192,16 @@ describe('the edge fast lane (2025-11-25 stdio)', () => {
     expect(lane.out['13']).toMatchObject({ result: { content: [{ text: '{"text":"hi","n":[1,2]}' }, { uri: 't+x://1' }] } });
     expect(lane.out['15']).toMatchObject({ result: { isError: true } });
     expect(lane.records.length).toBeGreaterThanOrEqual(12);
+  });
+
+  it('over a 2025-11-25 HTTP session too: the same answers on each POST, the same HTTP statuses and audit records', async () => {
+    const lane = await runHttp(true);
+    const sdk = await runHttp(false);
+    expect(lane.out).toEqual(sdk.out);
+    expect(lane.records).toEqual(sdk.records);
+    expect(lane.out['1']).toMatchObject({ status: 200, answer: { id: 1, result: { contents: [{ uri: 'a+x://1' }] } } });
+    expect(lane.out['4']).toMatchObject({ status: 200, answer: { error: { code: -32002, data: { uri: 'a+x://secret-1' } } } });
+    expect(lane.records.every((r) => r.transport === 'http')).toBe(true);
   });
 
   it('a cancelled read is cancelled upstream and never answered; the connection goes on', async () => {

@@ -14,6 +14,7 @@ import { Methods } from '../../protocol.js';
 import { header, json } from './reply.js';
 import { requestCaller } from './request-identity.js';
 import { composeHttpSession } from './session-connection.js';
+import type { Send } from '../../wire/compose.js';
 import { refusePost, type HttpSessionTransport } from './session-transport.js';
 
 /** A clock for idle expiry. */
@@ -107,12 +108,21 @@ export class LegacySessions {
     if (!releaseSession) return;
     const sessionId = randomBytes(16).toString('base64url'); // 128 bits from the CSPRNG
     const downstream = proxy.openSession({ id: sessionId, caller: { principal: who.principal, roles: who.roles, transport: 'http' } });
-    const { transport, tail } = composeHttpSession(sessionId, {
-      maxQueuedBytes: this.options.maxQueuedBytes,
-      keepAliveMs: this.options.keepAliveMs,
-      onClosed: () => this.end(sessionId, 'closed'),
-      onDropped: (method) => proxy.metrics.notification(method === Methods.listChanged ? 'list_changed' : 'updated', 'dropped'),
-    });
+    // The session's Server, and in front of it the edge fast lane (plain reads and calls answered
+    // past the SDK, on the same tail the Server answers on).
+    const server = downstream.createServer(LEGACY);
+    let answer: Send = () => Promise.reject(new Error('Not connected'));
+    const { transport, tail } = composeHttpSession(
+      sessionId,
+      {
+        maxQueuedBytes: this.options.maxQueuedBytes,
+        keepAliveMs: this.options.keepAliveMs,
+        onClosed: () => this.end(sessionId, 'closed'),
+        onDropped: (method) => proxy.metrics.notification(method === Methods.listChanged ? 'list_changed' : 'updated', 'dropped'),
+      },
+      { inbound: [downstream.fastLane?.(server, (message, options) => answer(message, options))], outbound: [] },
+    );
+    answer = (message, options) => tail.send(message, options);
     const held = identities.hold(who.credential, {
       refresh: (c) => {
         downstream.setIdentity({ ...c.identity, transport: 'http' });
@@ -134,7 +144,7 @@ export class LegacySessions {
     };
     sessions.set(sessionId, session);
     logger.info({ session: sessionId, principal: who.principal }, 'http: session opened');
-    await downstream.createServer(LEGACY).connect(tail);
+    await server.connect(tail);
     this.withSession(session, req, res, body, who, text);
   }
 
