@@ -709,6 +709,43 @@ const accessPhase = async () => {
   await closeHandles(plainList, guardedList);
 };
 
+/** Upstreams of the fan-out row: CPU per read with this many upstreams, reads spread evenly across them, against one upstream. */
+const FANOUT = 16;
+
+/**
+ * CPU per relayed read with FANOUT upstreams (reads spread round-robin across them, the same 900 URIs
+ * each) against one upstream, cache off, both gateways over the same interleaved runs: what grows with
+ * the number of upstreams on the read path (routing by namespace, per-upstream queues and timers).
+ */
+const fanoutPhase = async () => {
+  progress(`read throughput with ${FANOUT} upstreams vs 1`);
+  const one = await attempt(() => spawnSettledProxy({ u0: [] }, { cache: { enabled: false } }));
+  const ids = Array.from({ length: FANOUT }, (_, i) => `u${i}`);
+  const many = await attempt(() => spawnSettledProxy(Object.fromEntries(ids.map((id) => [id, []])), { cache: { enabled: false } }));
+  const oneUris = textUris('u0+');
+  // Round-robin over the upstreams, so every batch of 32 in flight touches all of them.
+  const manyUris = textUris('').map((uri, i) => `${ids[i % FANOUT]}+${uri}`);
+  let oneTp;
+  let manyTp;
+  const [oneCost, manyCost] = await costsOver([one, many], (N.throughputReps + 1) * N.throughput, async () => {
+    [oneTp, manyTp] = await interleavedMedians(
+      N.throughputReps,
+      sideOf(one, (h) => throughput(h.client, oneUris)),
+      sideOf(many, (h) => throughput(h.client, manyUris)),
+    );
+  });
+  const label = `(${N.throughput} reads, ${N.inFlight} in flight, median of ${N.throughputReps}; cache off)`;
+  addRow(`read throughput, ${FANOUT} upstreams vs 1, reads spread across them (direct column: 1 upstream) ${label}`, oneTp, manyTp, 'rps', undefined, manyCost);
+  addRow(
+    `proxy CPU per read, ${FANOUT} upstreams vs 1 (direct column: 1 upstream)`,
+    pick(oneCost, 'cpu'),
+    pick(manyCost, 'cpu'),
+    'us',
+    RATIO('≤ 1.15', (r) => r <= 1.15),
+  );
+  await closeHandles(one, many);
+};
+
 /** One merged list of `upstreams` × RESOURCES through the proxy against the parallel bound (each fixture listed by its own client at once). */
 const listPhaseOf = async (upstreams) => {
   progress(`full list (${upstreams} upstreams × ${RESOURCES}; direct, proxy, ceiling list relay)`);
@@ -984,8 +1021,8 @@ const httpPhase = async () => {
   await closeHandles(settle, idleProxy);
 };
 
-/** `BENCH_PHASES=read,list` runs only those phases (read, modern, access, list, startup, extras, http, cluster); default: all. */
-const PHASES = new Set((process.env.BENCH_PHASES ?? 'read,modern,access,list,startup,extras,http,cluster').split(',').map((p) => p.trim()));
+/** `BENCH_PHASES=read,list` runs only those phases (read, modern, access, fanout, list, startup, extras, http, cluster); default: all. */
+const PHASES = new Set((process.env.BENCH_PHASES ?? 'read,modern,access,fanout,list,startup,extras,http,cluster').split(',').map((p) => p.trim()));
 
 const main = async () => {
   progress(existsSync(CLI) ? `proxy: ${CLI}` : `proxy: ${CLI} missing, proxy columns will be n/a`);
@@ -1001,6 +1038,7 @@ const main = async () => {
   }
   if (PHASES.has('modern')) await modernPhase();
   if (PHASES.has('access')) await accessPhase();
+  if (PHASES.has('fanout')) await fanoutPhase();
   if (PHASES.has('list')) await listPhase();
   if (PHASES.has('startup')) await startupPhase();
   if (PHASES.has('extras')) {

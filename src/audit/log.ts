@@ -152,7 +152,8 @@ class ChainWriter implements AuditLog {
   /** True while the last write failed (cleared by the next that succeeds). */
   #lastFailed = false;
   /** Records sealed but not written yet (one batch), with the chain position before the first. */
-  #pending: Buffer[] = [];
+  /** Lines of the batch, encoded once, together, when it is written. */
+  #pending: string[] = [];
   #pendingBytes = 0;
   #before: { seq: number; prev: string; mac: string | undefined } | undefined;
   /** `seq` of the last anchored head (at open: where the file ended, which this run does not vouch for). */
@@ -193,8 +194,8 @@ class ChainWriter implements AuditLog {
     if (this.#failure !== undefined) return Promise.reject(this.#failure);
     const state = this.#state;
     const { record, line } = this.#seal(entry);
-    const bytes = Buffer.from(line, 'utf8');
-    if (this.file && this.file.maxBytes > 0 && state.size + this.#pendingBytes + bytes.length > this.file.maxBytes) {
+    const size = Buffer.byteLength(line, 'utf8');
+    if (this.file && this.file.maxBytes > 0 && state.size + this.#pendingBytes + size > this.file.maxBytes) {
       // Rotation stays on the one-record path, after what is pending went out in order.
       try {
         this.#flush();
@@ -213,8 +214,8 @@ class ChainWriter implements AuditLog {
       this.#before = { seq: state.seq, prev: state.prev, mac: state.mac };
       queueMicrotask(() => this.#flush());
     }
-    this.#pending.push(bytes);
-    this.#pendingBytes += bytes.length;
+    this.#pending.push(line);
+    this.#pendingBytes += size;
     state.seq = record.seq; // the next record chains from this one, written or pending
     state.prev = record.hash;
     state.mac = record.mac;
@@ -225,7 +226,7 @@ class ChainWriter implements AuditLog {
   #flush(): void {
     const batch = this.#batch;
     if (!batch) return;
-    const bytes = this.#pending.length === 1 ? this.#pending[0]! : Buffer.concat(this.#pending);
+    const bytes = Buffer.from(this.#pending.length === 1 ? this.#pending[0]! : this.#pending.join(''), 'utf8');
     const before = this.#before!;
     this.#batch = undefined;
     this.#before = undefined;

@@ -1,4 +1,5 @@
 // One audit record: its fields, its hash in the chain, and the single JSON line it is written as. Pure.
+import * as crypto from 'node:crypto';
 import { createHash, createHmac, type KeyObject } from 'node:crypto';
 import type { Caller, CallerTransport } from '../caller.js';
 
@@ -111,10 +112,15 @@ export interface AuditRecord {
 
 /** The chain's link: hex SHA-256 of `prev` followed by `body` (the JCS form of a record without `hash`). */
 export function chainHash(prev: string, body: string): string {
-  return createHash('sha256')
-    .update(prev + body)
-    .digest('hex'); // one update is cheaper than two
+  return sha256Hex(prev + body); // one input is cheaper than two
 }
+
+/**
+ * Hex SHA-256 of a string's UTF-8 bytes: Node's one-shot `crypto.hash` where it exists (20.12 and
+ * later; half the CPU of a `Hash` object for a record-sized input), else `createHash`. Same bytes either way.
+ */
+const sha256Hex: (data: string) => string =
+  typeof crypto.hash === 'function' ? (data) => crypto.hash('sha256', data, 'hex') : (data) => createHash('sha256').update(data).digest('hex');
 
 /**
  * The keyed chain's link: hex HMAC-SHA256 under `key` of `prevMac` followed by `body` (the same JCS

@@ -1,4 +1,5 @@
 // The record's line: exactly its RFC 8785 form plus the hash, whatever fields are present or hostile.
+import { createHash } from 'node:crypto';
 import { describe, expect, it } from 'vitest';
 import { chainHash, escapeLineBreakers, GENESIS_HASH, MAX_ROLES, sealRecord, type AuditEntry } from '../../src/audit/record.js';
 import { canonicalize } from '../../src/audit/jcs.js';
@@ -12,6 +13,14 @@ const base: AuditEntry = {
   durationMs: 1,
 };
 const hostile = 'x\n\r\t"\\\u0000\u007f\u0085\u2028\u2029\u202e\u2066é😀\ud800';
+
+describe('chainHash', () => {
+  it('is the hex SHA-256 of the UTF-8 bytes of prev followed by body, hostile characters included', () => {
+    for (const body of ['{}', `{"uri":"${hostile}"}`, 'é'.repeat(5000)]) {
+      expect(chainHash(GENESIS_HASH, body)).toBe(createHash('sha256').update(GENESIS_HASH).update(body, 'utf8').digest('hex'));
+    }
+  });
+});
 
 describe('sealRecord', () => {
   it.each([
