@@ -64,6 +64,16 @@ describe('a 2025-11-25 client on SDK v2', () => {
     }
   });
 
+  it('lists templates and completes template arguments as the SDK v1 client does', async () => {
+    const [a, b] = await Promise.all([v2.client.listResourceTemplates(), v1.client.listResourceTemplates()]);
+    expect(a.resourceTemplates).toEqual(b.resourceTemplates);
+    expect(a.resourceTemplates.map((t) => t.uriTemplate)).toContain('legacy+fixture://item/{category}/{id}');
+    const params = { ref: { type: 'ref/resource' as const, uri: 'legacy+fixture://item/{category}/{id}' }, argument: { name: 'category', value: 'b' } };
+    const [c, d] = await Promise.all([v2.client.complete(params), v1.client.complete(params)]);
+    expect(c.completion).toEqual(d.completion);
+    expect(c.completion.values).toEqual(['beta']);
+  });
+
   it('not found is -32002 with data.uri on the wire, as to the SDK v1 client, which SDK v2 surfaces as ResourceNotFoundError', async () => {
     const wire: { error?: { code: number; data?: unknown } }[] = [];
     const deliver = v2.transport.onmessage!;
