@@ -31,6 +31,8 @@ export interface HarnessOptions {
   now?: () => number;
   /** The `list.firstWaitMs` timer (see `ProxyOptions.listTimer`). */
   listTimer?: import('../../src/federation/listing.js').SetTimer;
+  /** Metrics the proxy reports to (default: none). */
+  metrics?: import('../../src/observe/metrics.js').Metrics;
   /** Wait for every upstream's first connection attempt before returning. Default: true. */
   awaitStart?: boolean;
 }
@@ -78,6 +80,7 @@ export async function startHarness(options: HarnessOptions): Promise<Harness> {
     ...(options.audit ? { audit: options.audit } : {}),
     ...(options.now ? { now: options.now } : {}),
     ...(options.listTimer ? { listTimer: options.listTimer } : {}),
+    ...(options.metrics ? { metrics: options.metrics } : {}),
   });
   if (options.awaitStart === false) void proxy.start();
   else await proxy.start();
