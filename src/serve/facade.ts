@@ -25,7 +25,7 @@ import type { CallRelay } from '../federation/relay.js';
 import type { CallContext } from '../federation/calls-in-flight.js';
 import { callerOf } from './request-caller.js';
 
-import { traceDownstream } from '../observe/tracing.js';
+import { traceDownstream, tracing } from '../observe/tracing.js';
 export type { Era };
 
 /** What the facade needs from the composition root. */
@@ -146,7 +146,9 @@ export function createFacadeServer(options: FacadeOptions): Server {
   // SDK's full spec-schema parse.
   const handle = <P>(method: string, schema: z.ZodType<P>, fn: (params: P, ctx: Ctx) => Promise<Record<string, unknown>>) =>
     server.setRequestHandler(method, { params: z.unknown() }, (raw, ctx) =>
-      traceDownstream({ method, params: raw, id: ctx.mcpReq.id, session: () => who(ctx).session, protocolVersion }, () => fn(parseParams(schema, raw), ctx)),
+      tracing()
+        ? traceDownstream({ method, params: raw, id: ctx.mcpReq.id, session: () => who(ctx).session, protocolVersion }, () => fn(parseParams(schema, raw), ctx))
+        : fn(parseParams(schema, raw), ctx),
     );
   const list = (kind: 'resources' | 'templates', method: string) =>
     handle(method, ListParams, (params, ctx) =>
