@@ -5,6 +5,8 @@ import { ListenTap } from '../../src/eras/listen-tap.js';
 import { createPrometheusMetrics } from '../../src/observe/prometheus.js';
 import { parseExposition, sample } from '../helpers/exposition.js';
 import { startHarness } from '../helpers/harness.js';
+import { createUpstreamServer } from '../helpers/upstream-server.js';
+import { within } from '../helpers/gate.js';
 
 const STDIO_2026 = { transport: 'stdio', era: '2026-07-28' };
 
@@ -42,5 +44,35 @@ describe('listens of a stdio session', () => {
     expect(await open()).toBe(0);
     // HTTP's listen streams keep their own series.
     expect(sample(parseExposition(await metrics.exposition()), 'mcp_federate_listens', { transport: 'http', era: '2026-07-28' })).toBeUndefined();
+  });
+});
+
+describe('listens of a 2026 stdio client, end to end', () => {
+  // Needs serve/stdio.ts to hand the session's counter to the era (`listens: downstream.listens` in
+  // the hooks it gives `EraEdge.stdio`); until that line lands this test fails, and `it.fails` says so.
+  // Once it lands, turn `it.fails` into `it`.
+  it.fails('count a listen while it is open, and not after the client ends it or goes away', async () => {
+    const upstream = createUpstreamServer({ subscribe: true, read: (u) => ({ contents: [{ uri: u, text: 'v' }] }) });
+    const metrics = createPrometheusMetrics({ processMetrics: false });
+    await using h = await startHarness({ upstreams: { a: () => upstream.server }, metrics });
+    const open = async () => sample(parseExposition(await metrics.exposition()), 'mcp_federate_listens', STDIO_2026) ?? 0;
+    const modern = await h.modernClient();
+    const first = await modern.listen({ resourceSubscriptions: ['a+x://1'] });
+    await modern.listen({ resourceSubscriptions: ['a+x://2'] });
+    expect(await open()).toBe(2);
+    await first.close();
+    await within(
+      (async () => {
+        while ((await open()) !== 1) await new Promise((r) => setImmediate(r));
+      })(),
+      'the ended listen to be uncounted',
+    );
+    await modern.close(); // the connection goes, with one listen open
+    await within(
+      (async () => {
+        while ((await open()) !== 0) await new Promise((r) => setImmediate(r));
+      })(),
+      'the listens to end with the connection',
+    );
   });
 });
