@@ -1,7 +1,7 @@
 // What the core asks of a client's protocol era at the session edge: how not-found is spelled, how a result is answered, how a session opens and is served.
 import type { ProtocolEra, Server, Transport } from '@modelcontextprotocol/server';
 import type { ClassifiedHandler, Send, Wrapper } from '../wire/compose.js';
-import type { ListenHolds } from './listen-tap.js';
+import type { ListenCounter, ListenHolds } from './listen-tap.js';
 
 /** The protocol era a peer speaks: 2025-11-25 (`legacy`) or 2026-07-28 (`modern`); the SDK's own type. */
 export type Era = ProtocolEra;
@@ -17,6 +17,8 @@ export interface StdioHooks {
   createServer(era: Era): Server;
   /** The federation's side of a 2026 `subscriptions/listen` (unused by 2025). */
   listen: ListenHolds;
+  /** Told as 2026 listens open and end (the session's gauge of open listens); none: not counted. */
+  listens?: ListenCounter;
   /** Errors of what serves the connection. */
   onerror(err: Error): void;
 }

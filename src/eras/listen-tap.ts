@@ -17,6 +17,12 @@ export interface ListenHolds {
   release(uri: string): void;
 }
 
+/** Told when a listen opens (forwarded to what serves it) and when it ends (answered, cancelled): a gauge of open listens. */
+export interface ListenCounter {
+  opened(): void;
+  ended(): void;
+}
+
 interface Pending {
   cancelled: boolean;
 }
@@ -47,15 +53,20 @@ export class ListenTap {
   private readonly counts = new Map<string, number>();
   /** Accepts and releases run one at a time, so a release cannot race an accept of the same URI. */
   private chain: Promise<unknown> = Promise.resolve();
+  /** Listens forwarded and not yet answered or cancelled, each counted once by `counter`. */
+  private readonly open = new Set<Id>();
 
-  constructor(private readonly holds: ListenHolds) {}
+  constructor(
+    private readonly holds: ListenHolds,
+    private readonly counter?: ListenCounter,
+  ) {}
 
   /** The inbound wrapper: holds a listen back until its URIs are settled, and sees cancels. */
   readonly receive =
     <A extends unknown[]>(next: (message: JSONRPCMessage, ...rest: A) => void) =>
     (message: JSONRPCMessage, ...rest: A): void => {
       const m = message as Partial<Listen> & { params?: { requestId?: unknown } };
-      if (m.method === LISTEN && m.id !== undefined) return this.listen(m as Listen, (narrowed) => next(narrowed, ...rest));
+      if (m.method === LISTEN && m.id !== undefined) return this.listen(m as Listen, (narrowed) => next(this.opened(narrowed), ...rest));
       if (m.method === CANCELLED && m.id === undefined) this.cancelled(m.params?.requestId);
       next(message, ...rest);
     };
@@ -65,7 +76,7 @@ export class ListenTap {
     (next: Send): Send =>
     (message, options) => {
       const m = message as { id?: Id; method?: string };
-      if (m.method === undefined && m.id !== undefined && this.active.has(m.id)) this.end(m.id);
+      if (m.method === undefined && m.id !== undefined && this.open.size > 0) this.end(m.id);
       return next(message, options);
     };
 
@@ -95,14 +106,27 @@ export class ListenTap {
     });
   }
 
+  /** `message`, a listen about to be forwarded, counted open (once per id). */
+  private opened(message: JSONRPCMessage): JSONRPCMessage {
+    const id = (message as { id: Id }).id;
+    if (!this.open.has(id)) {
+      this.open.add(id);
+      this.counter?.opened();
+    }
+    return message;
+  }
+
   private cancelled(id: unknown): void {
     if (typeof id !== 'string' && typeof id !== 'number') return;
     const pending = this.pending.get(id);
     if (pending) pending.cancelled = true;
-    else if (this.active.has(id)) this.end(id);
+    else this.end(id);
   }
 
+  /** The listen `id` ended (answered or cancelled): its URIs released, and it is no longer counted. */
   private end(id: Id): void {
+    if (!this.open.delete(id)) return;
+    this.counter?.ended();
     const uris = this.active.get(id);
     this.active.delete(id);
     if (uris) this.releaseAll(uris);

@@ -30,7 +30,7 @@ export const rev2026: EraEdge = {
   opened: (_server, then) => then(Revisions.modern),
   stdio(hooks) {
     // Listens narrowed to what the federation accepts: the tap's wrappers sit in front of the entry.
-    const tap = new ListenTap(hooks.listen);
+    const tap = new ListenTap(hooks.listen, hooks.listens);
     return {
       receive: tap.receive,
       send: tap.send,

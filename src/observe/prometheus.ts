@@ -1,7 +1,7 @@
 // Metrics in the Prometheus text format through prom-client: one private registry per gateway, names after the OTel MCP conventions.
 import { collectDefaultMetrics, Counter, Gauge, Histogram, Registry } from 'prom-client';
 import { FastCounter, FastHistogram, type CounterSeries, type HistogramSeries } from './fast-series.js';
-import type { FailureClass, MetricSources, Metrics, RequestOutcome, RequestRecord, SessionKind, UpstreamState } from './metrics.js';
+import type { CacheResult, FailureClass, MetricSources, Metrics, RequestOutcome, RequestRecord, SessionKind, UpstreamState } from './metrics.js';
 
 /** Options of {@link createPrometheusMetrics}. */
 export interface PrometheusOptions {
@@ -23,6 +23,24 @@ export interface PrometheusMetrics extends Metrics {
 const DURATION_BUCKETS = [0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30];
 const AUDIT_BUCKETS = [0.00005, 0.0001, 0.00025, 0.0005, 0.001, 0.0025, 0.005, 0.01, 0.05, 0.1, 1];
 const STATES: readonly UpstreamState[] = ['up', 'down', 'reconnecting'];
+
+/** A slot per outcome (times two for the policy effect, in request series). */
+const OUTCOME_SLOT: Readonly<Record<RequestOutcome, number>> = { ok: 0, denied: 1, not_found: 2, rate_limited: 3, timeout: 4, cancelled: 5, error: 6 };
+const CACHE_SLOT: Readonly<Record<CacheResult, number>> = { hit: 0, miss: 1, coalesced: 2, bypass: 3 };
+
+/** Series by method, then server, then a slot of a small fixed set: found per request without building a key. */
+class Slots<S> {
+  private readonly byMethod = new Map<string, Map<string, (S | undefined)[]>>();
+
+  /** The slots of `method` and `server` (made empty the first time). */
+  of(method: string, server: string): (S | undefined)[] {
+    let byServer = this.byMethod.get(method);
+    if (!byServer) this.byMethod.set(method, (byServer = new Map<string, (S | undefined)[]>()));
+    let slots = byServer.get(server);
+    if (!slots) byServer.set(server, (slots = []));
+    return slots;
+  }
+}
 
 /** The rate limit a refusal hit, from the rule that decided it. */
 function limitOf(rule: string): string | undefined {
@@ -103,10 +121,11 @@ export function createPrometheusMetrics(options: PrometheusOptions = {}): Promet
   const everUp = new Set<string>();
   watchedGauges(registers, { sources: () => sources, lastFailure, principalUse, byPrincipal });
 
-  // Children cached by their label values: prom-client hashes the label object on every call otherwise.
-  const requestSeries = new Map<string, { count: CounterSeries; time: HistogramSeries; decision: CounterSeries }>();
-  const upstreamSeries = new Map<string, HistogramSeries>();
-  const cacheSeries = new Map<string, CounterSeries>();
+  // Series found per request by nested lookups of the label values as they come (method, then server,
+  // then a slot for the small fixed sets): no key string built and no label object made per request.
+  const requestSeries = new Slots<{ count: CounterSeries; time: HistogramSeries; decision: CounterSeries }>();
+  const upstreamSeries = new Slots<HistogramSeries>();
+  const cacheSeries = new Slots<CounterSeries>();
 
   return {
     enabled: true,
@@ -114,24 +133,24 @@ export function createPrometheusMetrics(options: PrometheusOptions = {}): Promet
     exposition: () => registry.metrics(),
     request(r: RequestRecord) {
       const server = r.server ?? '';
-      const key = `${r.method}\0${server}\0${r.outcome}\0${r.effect}`;
-      let series = requestSeries.get(key);
+      const slots = requestSeries.of(r.method, server);
+      const slot = OUTCOME_SLOT[r.outcome] * 2 + (r.effect === 'allow' ? 0 : 1);
+      let series = slots[slot];
       if (!series) {
+        const key = `${r.method}\0${server}\0${r.outcome}\0${r.effect}`;
         const labels = { mcp_method_name: r.method, server, outcome: r.outcome };
-        series = {
+        series = slots[slot] = {
           count: requests.series(key, labels),
           time: duration.series(key, labels),
           decision: decisions.series(`${r.method}\0${r.effect}`, { mcp_method_name: r.method, effect: r.effect }),
         };
-        requestSeries.set(key, series);
       }
       series.count.value++;
       duration.observe(series.time, r.durationMs / 1000);
       series.decision.value++;
       if (r.cache !== undefined) {
-        const ck = `${server}\0${r.cache}`;
-        let c = cacheSeries.get(ck);
-        if (!c) cacheSeries.set(ck, (c = cacheReads.series(ck, { server, result: r.cache })));
+        const cached = cacheSeries.of('', server);
+        const c = (cached[CACHE_SLOT[r.cache]] ??= cacheReads.series(`${server}\0${r.cache}`, { server, result: r.cache }));
         c.value++;
       }
       if (r.outcome === 'rate_limited') {
@@ -140,9 +159,12 @@ export function createPrometheusMetrics(options: PrometheusOptions = {}): Promet
       }
     },
     upstreamRequest(server: string, method: string, outcome: RequestOutcome, durationMs: number) {
-      const key = `${method}\0${server}\0${outcome}`;
-      let series = upstreamSeries.get(key);
-      if (!series) upstreamSeries.set(key, (series = upstreamDuration.series(key, { mcp_method_name: method, server, outcome })));
+      const slots = upstreamSeries.of(method, server);
+      const series = (slots[OUTCOME_SLOT[outcome]] ??= upstreamDuration.series(`${method}\0${server}\0${outcome}`, {
+        mcp_method_name: method,
+        server,
+        outcome,
+      }));
       upstreamDuration.observe(series, durationMs / 1000);
     },
     upstreamStatus(server: string, state: UpstreamState | 'gone', failure: FailureClass | undefined) {

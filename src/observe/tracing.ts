@@ -1,12 +1,47 @@
 // OpenTelemetry spans through @opentelemetry/api only: one per downstream request, a child per upstream request, W3C context from `_meta` and headers.
-import { context, propagation, SpanKind, SpanStatusCode, trace, type Context, type Span } from '@opentelemetry/api';
+import {
+  context,
+  propagation,
+  ProxyTracerProvider,
+  ROOT_CONTEXT,
+  SpanKind,
+  SpanStatusCode,
+  trace,
+  type Context,
+  type Span,
+  type Tracer,
+  type TracerProvider,
+} from '@opentelemetry/api';
 import { VERSION } from '../version.js';
 
+/** The global tracer provider last seen, and the gateway's tracer from it. */
+let current: { provider: TracerProvider; tracer: Tracer } | undefined;
+
 /**
- * The gateway's tracer. Without an SDK registered (`node --import` one) it is the API's no-op: every
- * span is non-recording and nothing below builds an attribute or touches a context.
+ * The gateway's tracer, from the provider registered now (one replaced or registered late, as after
+ * `trace.disable()`, is seen). Without an SDK it is the API's no-op: every span is non-recording.
  */
-const tracer = trace.getTracer('mcp-federate', VERSION);
+function tracerNow(): Tracer {
+  const provider = trace.getTracerProvider();
+  if (current?.provider !== provider) current = { provider, tracer: provider.getTracer('mcp-federate', VERSION) };
+  return current.tracer;
+}
+
+/** The API's no-op provider: what the global proxy provider delegates to while no SDK is registered. */
+// eslint-disable-next-line @typescript-eslint/no-deprecated -- API 1.x (pinned ~1.9) has no other way to tell whether an SDK is registered
+const NO_SDK = new ProxyTracerProvider().getDelegate();
+
+/**
+ * Whether an OpenTelemetry SDK is registered (asked per request, so one registered late is seen).
+ * Without one, requests skip tracing entirely: no span object, no context lookup, no closure.
+ *
+ * @example tracing() ? traceDownstream(request, run) : run()
+ */
+export function tracing(): boolean {
+  const provider = trace.getTracerProvider();
+  // eslint-disable-next-line @typescript-eslint/no-deprecated -- see NO_SDK
+  return !(provider instanceof ProxyTracerProvider) || provider.getDelegate() !== NO_SDK;
+}
 
 /** W3C trace context keys, in `params._meta` as in HTTP headers (MCP's `_meta` trace keys). */
 const TRACE_KEYS = ['traceparent', 'tracestate', 'baggage'] as const;
@@ -63,7 +98,7 @@ export function traceDownstream<T>(request: DownstreamRequest, run: () => Promis
   const meta = traceMeta(request.params);
   const parent = meta ? propagation.extract(context.active(), meta) : context.active();
   const tool = request.method === 'tools/call' ? (request.params as { name?: unknown } | null)?.name : undefined;
-  const span = tracer.startSpan(typeof tool === 'string' ? `${request.method} ${tool}` : request.method, { kind: SpanKind.SERVER }, parent);
+  const span = tracerNow().startSpan(typeof tool === 'string' ? `${request.method} ${tool}` : request.method, { kind: SpanKind.SERVER }, parent);
   if (!span.isRecording()) return run();
   span.setAttribute('mcp.method.name', request.method);
   span.setAttribute('mcp.protocol.version', request.protocolVersion);
@@ -83,7 +118,7 @@ export function traceDownstream<T>(request: DownstreamRequest, run: () => Promis
 
 /** The context in force now: taken when an upstream request is made, so a queued one keeps its parent. */
 export function activeContext(): Context {
-  return context.active();
+  return tracing() ? context.active() : ROOT_CONTEXT;
 }
 
 /**
@@ -98,13 +133,15 @@ export function traceUpstream<T>(
   params: Record<string, unknown> | undefined,
   send: (params: Record<string, unknown> | undefined) => Promise<T>,
 ): Promise<T> {
-  const span = tracer.startSpan(method, { kind: SpanKind.CLIENT }, parent);
+  if (parent === ROOT_CONTEXT && !tracing()) return send(params);
+  const span = tracerNow().startSpan(method, { kind: SpanKind.CLIENT }, parent);
   if (!span.isRecording()) return send(params);
   span.setAttribute('mcp.method.name', method);
   span.setAttribute('mcp_federate.server', server);
   if (typeof params?.uri === 'string') span.setAttribute('mcp.resource.uri', params.uri); // sent only once allowed
   if (method === 'tools/call' && typeof params?.name === 'string') span.setAttribute('gen_ai.tool.name', params.name);
-  const meta: Record<string, unknown> = { ...((params?._meta as Record<string, unknown> | undefined) ?? {}) };
+  const own = params?._meta as Record<string, unknown> | undefined;
+  const meta: Record<string, unknown> = own ? { ...own } : {};
   const active = trace.setSpan(parent, span);
   propagation.inject(active, meta);
   return ended(

@@ -27,7 +27,7 @@ import { callerOf } from './request-caller.js';
 import { failureAnswer } from './request-failure.js';
 import { relayedCall } from './relayed-call.js';
 
-import { traceDownstream } from '../observe/tracing.js';
+import { traceDownstream, tracing } from '../observe/tracing.js';
 export type { Era };
 
 /** What the facade needs from the composition root. */
@@ -147,7 +147,9 @@ export function createFacadeServer(options: FacadeOptions): Server {
   // SDK's full spec-schema parse.
   const handle = <P>(method: string, schema: z.ZodType<P>, fn: (params: P, ctx: Ctx) => Promise<Record<string, unknown>>) =>
     server.setRequestHandler(method, { params: z.unknown() }, (raw, ctx) =>
-      traceDownstream({ method, params: raw, id: ctx.mcpReq.id, session: () => who(ctx).session, protocolVersion }, () => fn(parseParams(schema, raw), ctx)),
+      tracing()
+        ? traceDownstream({ method, params: raw, id: ctx.mcpReq.id, session: () => who(ctx).session, protocolVersion }, () => fn(parseParams(schema, raw), ctx))
+        : fn(parseParams(schema, raw), ctx),
     );
   const list = (kind: 'resources' | 'templates', method: string) =>
     handle(method, ListParams, (params, ctx) =>

@@ -7,7 +7,7 @@ import type { EraEdge } from '../eras/era.js';
 import { answersInput, type InputBridge } from '../eras/input-bridge.js';
 import { callerLogMeta } from '../eras/log-level.js';
 import type { Logger } from '../logger.js';
-import { traceDownstream } from '../observe/tracing.js';
+import { traceDownstream, tracing } from '../observe/tracing.js';
 import type { ClassifiedHandler, MessageKind, Send, Wrapper } from '../wire/compose.js';
 import type { Offers } from './facade.js';
 import { relayedCall } from './relayed-call.js';
@@ -120,7 +120,7 @@ export function fastLane(options: FastLaneOptions): Wrapper<ClassifiedHandler> {
       'resources/read',
       uri,
       by,
-      traceDownstream({ method: request.method, params: request.params, id, session: () => by.session, protocolVersion }, run),
+      tracing() ? traceDownstream({ method: request.method, params: request.params, id, session: () => by.session, protocolVersion }, run) : run(),
     );
   };
 
@@ -149,7 +149,7 @@ export function fastLane(options: FastLaneOptions): Wrapper<ClassifiedHandler> {
       'tools/call',
       undefined,
       by,
-      traceDownstream({ method: request.method, params, id, session: () => by.session, protocolVersion }, run),
+      tracing() ? traceDownstream({ method: request.method, params, id, session: () => by.session, protocolVersion }, run) : run(),
     );
   };
 

@@ -12,6 +12,7 @@ import type { UriCodec } from '../federation/uri.js';
 import type { UpstreamPool } from '../upstream/pool.js';
 import type { Era } from '../eras/claim.js';
 import type { InputBridge } from '../eras/input-bridge.js';
+import type { ListenCounter } from '../eras/listen-tap.js';
 import type { Metrics } from '../observe/metrics.js';
 import type { Readiness } from '../observe/readiness.js';
 import type { ClassifiedHandler, Send, Wrapper } from '../wire/compose.js';
@@ -116,6 +117,11 @@ export interface DownstreamSession {
    * undefined when the lane is off (`MCP_FEDERATE_SDK_REQUESTS=1`) or the Server is not this session's.
    */
   fastLane?(server: Server, send: Send): Wrapper<ClassifiedHandler> | undefined;
+  /**
+   * Counts the 2026 `subscriptions/listen` streams served on this session's connection (stdio: hand it
+   * to the era as `StdioHooks.listens`); those still open end when the session closes.
+   */
+  readonly listens: ListenCounter;
   /** Releases the session's subscriptions and forgets it. Idempotent. */
   close(): void;
 }

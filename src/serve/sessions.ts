@@ -9,6 +9,7 @@ import { createFacadeServer, type Offers } from './facade.js';
 import { edgeOf } from '../eras/edges.js';
 import { MODERN, type Era } from '../eras/era.js';
 import type { InputBridge } from '../eras/input-bridge.js';
+import type { ListenCounter } from '../eras/listen-tap.js';
 import type { CallerIdentity, DownstreamSession, SessionOptions } from './proxy-types.js';
 import { noopMetrics, type Metrics, type SessionKind } from '../observe/metrics.js';
 import type { ClassifiedHandler, Send, Wrapper } from '../wire/compose.js';
@@ -119,9 +120,25 @@ export class SessionOpener {
         }),
     };
     sessions.add(session);
+    // 2026 listens served on this session's connection (stdio: the listen tap), counted like the HTTP ones; any still open when it closes end with it.
+    let listening = 0;
+    const listenKind: SessionKind = { transport: caller.transport, era: edgeOf(MODERN).revision };
+    const listens: ListenCounter = {
+      opened() {
+        if (!open || !metrics.enabled) return;
+        listening++;
+        metrics.listen(listenKind, 1);
+      },
+      ended() {
+        if (listening === 0) return;
+        listening--;
+        metrics.listen(listenKind, -1);
+      },
+    };
     const handle: DownstreamSession = {
       session,
       caller,
+      listens,
       setIdentity(next) {
         identity = { ...next, session: id };
       },
@@ -154,6 +171,7 @@ export class SessionOpener {
         if (!open) return;
         open = false;
         if (counted) metrics[counted.listen ? 'listen' : 'session'](counted.kind, -1);
+        for (; listening > 0; listening--) metrics.listen(listenKind, -1); // listens still open end with their session
         sessions.delete(session);
         relay.releaseSession(session);
       },

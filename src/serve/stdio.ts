@@ -51,6 +51,7 @@ export async function serveConnection(transport: Transport, downstream: Downstre
     let server: Server | undefined;
     const era = edgeOf(eraOfFirstMessage(first as { params?: unknown })).stdio({
       createServer: (e) => (server = downstream.createServer(e)),
+      listens: downstream.listens,
       listen: {
         accept: (uri) => gate.listen(downstream.caller, session, uri),
         release: (uri) => void gate.release(session, uri),

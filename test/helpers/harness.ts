@@ -31,6 +31,8 @@ export interface HarnessOptions {
   now?: () => number;
   /** The `list.firstWaitMs` timer (see `ProxyOptions.listTimer`). */
   listTimer?: import('../../src/federation/listing.js').SetTimer;
+  /** Metrics the proxy reports to (default: none). */
+  metrics?: import('../../src/observe/metrics.js').Metrics;
   /** Wait for every upstream's first connection attempt before returning. Default: true. */
   awaitStart?: boolean;
   /** The edge fast lane (see `ProxyOptions.fastLane`). Default: as the proxy's. */
@@ -81,6 +83,7 @@ export async function startHarness(options: HarnessOptions): Promise<Harness> {
     ...(options.now ? { now: options.now } : {}),
     ...(options.listTimer ? { listTimer: options.listTimer } : {}),
     ...(options.fastLane !== undefined ? { fastLane: options.fastLane } : {}),
+    ...(options.metrics ? { metrics: options.metrics } : {}),
   });
   if (options.awaitStart === false) void proxy.start();
   else await proxy.start();

@@ -1,10 +1,10 @@
 // The listen tap: filters narrowed to accepted URIs before the entry sees them; holds released when a listen ends.
 import { describe, expect, it } from 'vitest';
 import type { JSONRPCMessage, Transport } from '@modelcontextprotocol/server';
-import { ListenTap } from '../../src/eras/listen-tap.js';
+import { ListenTap, type ListenCounter } from '../../src/eras/listen-tap.js';
 
 /** A transport whose inbound messages we push and whose entry (onmessage) and wire (send) we record. */
-function harness(accepting: (uri: string) => boolean) {
+function harness(accepting: (uri: string) => boolean, counter?: ListenCounter) {
   const delivered: Record<string, unknown>[] = [];
   const sent: Record<string, unknown>[] = [];
   const held = new Map<string, number>();
@@ -17,14 +17,17 @@ function harness(accepting: (uri: string) => boolean) {
     send: (m: JSONRPCMessage) => tap!.send(async (x: JSONRPCMessage) => void sent.push(x))(m),
     onmessage: (m: JSONRPCMessage) => tap!.receive((x: JSONRPCMessage) => void delivered.push(x as never))(m),
   } as unknown as Transport;
-  tap = new ListenTap({
-    accept: async (uri) => {
-      if (!accepting(uri)) return undefined;
-      held.set(uri, 1); // a session holds a URI or not (the relay's subscribe is idempotent)
-      return uri;
+  tap = new ListenTap(
+    {
+      accept: async (uri) => {
+        if (!accepting(uri)) return undefined;
+        held.set(uri, 1); // a session holds a URI or not (the relay's subscribe is idempotent)
+        return uri;
+      },
+      release: (uri) => void held.set(uri, 0),
     },
-    release: (uri) => void held.set(uri, 0),
-  });
+    counter,
+  );
   const push = (m: Record<string, unknown>) => transport.onmessage?.(m as never);
   const settle = () => new Promise((r) => setImmediate(r));
   return { transport, tap, delivered, sent, held, push, settle };
@@ -89,5 +92,27 @@ describe('ListenTap', () => {
     await h.settle();
     expect(h.delivered).toEqual([odd, read]);
     expect(h.held.size).toBe(0);
+  });
+
+  it('counts each forwarded listen open once, and ended once by its answer or its cancel; refused and unsettled ones never count', async () => {
+    let open = 0;
+    const seen: number[] = [];
+    const h = harness((u) => u.startsWith('a+'), {
+      opened: () => void seen.push(++open),
+      ended: () => void seen.push(--open),
+    });
+    h.push(listen('l1', ['a+x']));
+    h.push(listen('l2', 'no-filter')); // forwarded as it is: the entry serves it, so it is open too
+    h.push(listen('l3', ['a+y']));
+    h.push({ jsonrpc: '2.0', method: 'notifications/cancelled', params: { requestId: 'l3' } }); // cancelled before it was settled
+    await h.settle();
+    expect(open).toBe(2);
+    await h.transport.send({ jsonrpc: '2.0', id: 'l1', result: {} } as never); // graceful end
+    await h.transport.send({ jsonrpc: '2.0', id: 'l1', result: {} } as never); // a second answer ends nothing more
+    h.push({ jsonrpc: '2.0', method: 'notifications/cancelled', params: { requestId: 'l2' } });
+    h.push({ jsonrpc: '2.0', method: 'notifications/cancelled', params: { requestId: 'l2' } });
+    await h.transport.send({ jsonrpc: '2.0', id: 99, result: {} } as never); // not a listen
+    await h.settle();
+    expect(seen).toEqual([1, 2, 1, 0]);
   });
 });
