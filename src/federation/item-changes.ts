@@ -30,7 +30,8 @@ type Items = ReadonlyMap<string, Record<string, unknown>>;
  * altered hears `notifications/<kind>/list_changed`: one whose policy denies every changed item
  * hears nothing, as if nothing had changed. A repeat of a change (every replica's copy of one
  * upstream notice) finds nothing new and tells no one, so each session hears a change once without
- * a time window. Changes of one list are handled in order.
+ * a time window. Changes of one list are handled in order, and a burst of them while one is being
+ * handled is one more fetch.
  *
  * Without a list to compare with (the first change this process sees of that list, or a fetch that
  * failed), every session that may know the server is told.
@@ -38,14 +39,21 @@ type Items = ReadonlyMap<string, Record<string, unknown>>;
 export class ItemChanges {
   private readonly announced = new Map<string, Items>();
   private readonly queue = new Map<string, Promise<void>>();
+  private readonly waiting = new Set<string>();
 
   constructor(private readonly options: ItemChangesOptions) {}
 
   /** `server`'s `kind` list changed (`remote`: another replica said so). Never throws. */
   changed(server: string, kind: ItemKind, remote = false): void {
     const key = `${kind}\u0000${server}`;
+    // One waits behind the one running, at most: a fetch that has not begun will see this change too (a flood costs two fetches).
+    if (this.waiting.has(key)) return;
+    this.waiting.add(key);
     const before = this.queue.get(key) ?? Promise.resolve();
-    const next = before.then(() => this.handle(server, kind, remote));
+    const next = before.then(() => {
+      this.waiting.delete(key);
+      return this.handle(server, kind, remote);
+    });
     this.queue.set(key, next);
     void next.finally(() => {
       if (this.queue.get(key) === next) this.queue.delete(key);

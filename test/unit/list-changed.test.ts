@@ -1,7 +1,9 @@
 // list_changed of resources, tools and prompts: one of each kind per session per window, whatever the burst.
 import { afterEach, describe, expect, it, vi } from 'vitest';
 import { ALL_LISTS, SessionRegistry, type ListChangeKind } from '../../src/federation/sessions.js';
-import { changedItems } from '../../src/federation/item-changes.js';
+import { changedItems, ItemChanges } from '../../src/federation/item-changes.js';
+import type { ItemCatalog } from '../../src/federation/item-catalog.js';
+import { createLogger } from '../../src/logger.js';
 
 afterEach(() => void vi.useRealTimers());
 
@@ -73,5 +75,52 @@ describe('changedItems', () => {
       ['fx__b', 'b', undefined],
     ]);
     expect(changedItems(after, new Map(after))).toEqual([]);
+  });
+});
+
+describe('ItemChanges', () => {
+  it('a flood of one list’s changes costs two fetches, tells only sessions that may see a changed item, and a repeat tells no one', async () => {
+    let fetches = 0;
+    let listed = new Map([['fx__a', { name: 'a' }]]);
+    let release: () => void = () => undefined;
+    const held = new Map<string, Map<string, Record<string, unknown>>>([['tools', listed]]);
+    const catalog = {
+      held: (kind: string) => held.get(kind),
+      invalidate: () => held.clear(),
+      current: async (kind: string) => {
+        fetches++;
+        await new Promise<void>((r) => (release = r));
+        held.set(kind, listed);
+        return listed;
+      },
+    } as unknown as ItemCatalog;
+    const registry = new SessionRegistry(0);
+    const sent: string[] = [];
+    for (const id of ['alice', 'bob'])
+      registry.add({ id, principal: id, sendUpdated: () => undefined, sendListChanged: (kind) => void sent.push(`${id} ${kind}`) });
+    const told = (n: number) => vi.waitFor(() => expect(sent.length).toBe(n), { timeout: 5000, interval: 5 });
+    const changes = new ItemChanges({
+      catalog,
+      sessions: registry,
+      // bob may not see tools named secret*
+      mayHear: (session, _kind, _server, items) => session.principal === 'alice' || (items ?? []).some((i) => !String(i.name).startsWith('fx__secret')),
+      logger: createLogger({ level: 'silent' }),
+    });
+    listed = new Map([...listed, ['fx__secret', { name: 'secret' }]]);
+    changes.changed('fx', 'tools');
+    await vi.waitFor(() => expect(fetches).toBe(1));
+    for (let i = 0; i < 100; i++) changes.changed('fx', 'tools'); // while the first fetch runs: one more waits
+    release();
+    await told(1);
+    await vi.waitFor(() => expect(fetches).toBe(2));
+    release(); // the one that waited: nothing new
+    expect(fetches).toBe(2);
+    listed = new Map([['fx__secret', { name: 'secret' }]]); // a removes: bob may see it
+    changes.changed('fx', 'tools', true);
+    await vi.waitFor(() => expect(fetches).toBe(3));
+    release();
+    await told(3);
+    expect(sent).toEqual(['alice tools', 'alice tools', 'bob tools']);
+    registry.close();
   });
 });
