@@ -47,7 +47,7 @@ export class ItemChanges {
   changed(server: string, kind: ItemKind, remote = false): void {
     const key = `${kind}\u0000${server}`;
     // One waits behind the one running, at most: a fetch that has not begun will see this change too (a flood costs two fetches).
-    if (this.waiting.has(key)) return;
+    if (this.waiting.has(key)) return this.options.logger.debug({ server, list: kind, remote }, 'list change: folded into the fetch that waits');
     this.waiting.add(key);
     const before = this.queue.get(key) ?? Promise.resolve();
     const next = before.then(() => {
