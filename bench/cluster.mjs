@@ -85,6 +85,39 @@ const commandCounts = async (url) => {
 };
 const tripsBetween = (a, b) => Object.entries(b).reduce((n, [cmd, calls]) => n + calls - (a[cmd] ?? 0), 0);
 
+/** CPU time (user + system, every thread) process `pid` has used so far, in ms (/proc, clock ticks of 10 ms). */
+const cpuMs = (pid) => {
+  const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
+  const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+  return (Number(fields[11]) + Number(fields[12])) * 10;
+};
+
+/**
+ * Wraps a measured run so the CPU each named process used during it is summed (`cpu.ms[name]`) with
+ * the reads it served (`cpu.reads`): µs per read per process, the figure that stays steady on a
+ * shared machine. `processes` maps a name to a pid.
+ */
+const withCpu = (processes, reads, run) => {
+  const cpu = { ms: Object.fromEntries(Object.keys(processes).map((k) => [k, 0])), reads: 0, wallMs: 0 };
+  const wrapped = async () => {
+    const before = Object.fromEntries(Object.entries(processes).map(([k, pid]) => [k, cpuMs(pid)]));
+    const t0 = performance.now();
+    const rps = await run();
+    cpu.wallMs += performance.now() - t0;
+    for (const [k, pid] of Object.entries(processes)) cpu.ms[k] += cpuMs(pid) - before[k];
+    cpu.reads += reads;
+    return rps;
+  };
+  return { cpu, run: wrapped };
+};
+
+/** `name µs` per read for each process, their sum, and the cores the side kept busy (CPU ms over wall ms). */
+const cpuLine = ({ ms, reads, wallMs }) => {
+  const per = Object.entries(ms).map(([k, v]) => `${k} ${Math.round((v * 1000) / reads)}`);
+  const total = Object.values(ms).reduce((a, b) => a + b, 0);
+  return `${per.join(', ')}; total ${Math.round((total * 1000) / reads)} µs/read, ${(total / wallMs).toFixed(2)} cores busy`;
+};
+
 /**
  * The phase. `ctx` is run.mjs's toolbox: { N, tmp, ROOT, FIXTURE, BASE_ARGS, HTTP_TOKEN, textUris, pool, now, addRow, notes, progress,
  * RATIO, PROXY, interleavedMedians, spawnHttpProxy, closeHandles, attempt }.
@@ -113,38 +146,53 @@ export async function clusterPhase(ctx) {
     const lbPort = await freePort();
     const upstream = { command: process.execPath, args: [FIXTURE, ...BASE_ARGS] };
     // Reads are cached hits (a TTL, no upstream on the path): what is measured is the gateway and what Redis adds to it.
-    const common = { cache: { ttlMs: 600_000 }, http: { allowedHosts: [`127.0.0.1:${lbPort}`] } };
+    const lbUnlimitedPort = await freePort();
+    const common = { cache: { ttlMs: 600_000 }, http: { allowedHosts: [`127.0.0.1:${lbPort}`, `127.0.0.1:${lbUnlimitedPort}`] } };
     const limited = { limits: { reads: [{ readsPerMinute: 60_000_000, burst: 1_000_000 }] } };
     const redis = (chain) => ({ redis: { url: redisUrl, keyPrefix: 'bench:', replicas: 3, chain } });
     const single = await spawnHttpProxy(upstream, { ...common });
     const singleLimited = await spawnHttpProxy(upstream, { ...common, ...limited });
     handles.push(single, singleLimited);
+    // BENCH_CLUSTER_REPLICAS (default 3) replicas; BENCH_HAPROXY_CFG: another haproxy config to try (same ports as the example).
+    const count = Number(process.env.BENCH_CLUSTER_REPLICAS ?? 3);
     const replicas = [];
-    for (const chain of ['r1', 'r2', 'r3']) replicas.push(await spawnHttpProxy(upstream, { ...common, ...limited, ...redis(chain) }));
+    for (let i = 1; i <= count; i++) replicas.push(await spawnHttpProxy(upstream, { ...common, ...limited, ...redis(`r${i}`) }));
     handles.push(...replicas);
-    const cfg = readFileSync(join(ROOT, 'examples', 'cluster', 'haproxy.cfg'), 'utf8')
-      .replaceAll('127.0.0.1:7330', `127.0.0.1:${lbPort}`)
-      .replace('127.0.0.1:7331', new URL(replicas[0].url).host)
-      .replace('127.0.0.1:7332', new URL(replicas[1].url).host)
-      .replace('127.0.0.1:7333', new URL(replicas[2].url).host);
+    // The same cluster without a limit: no Redis round trip on a read at all.
+    const unlimited = [];
+    for (let i = 1; i <= count; i++) unlimited.push(await spawnHttpProxy(upstream, { ...common, ...redis(`u${i}`) }));
+    handles.push(...unlimited);
+    const example = readFileSync(process.env.BENCH_HAPROXY_CFG ?? join(ROOT, 'examples', 'cluster', 'haproxy.cfg'), 'utf8');
+    const haproxyConfig = (port, rs) =>
+      example
+        .replaceAll('127.0.0.1:7330', `127.0.0.1:${port}`)
+        .replace(/^( *)server r1 .*\n(?:\1server r\d .*\n)*/m, (_, indent) => rs.map((r, i) => `${indent}server r${i + 1} ${new URL(r.url).host}\n`).join(''));
+    const cfg = haproxyConfig(lbPort, replicas);
     const cfgFile = join(ctx.tmp, 'haproxy.cfg');
     writeFileSync(cfgFile, cfg);
-    handles.push(await service('haproxy', haproxyBin, ['-db', '-f', cfgFile]));
+    const haproxy = await service('haproxy', haproxyBin, ['-db', '-f', cfgFile]);
+    handles.push(haproxy);
+    const cfgUnlimited = haproxyConfig(lbUnlimitedPort, unlimited);
+    const cfgUnlimitedFile = join(ctx.tmp, 'haproxy-unlimited.cfg');
+    writeFileSync(cfgUnlimitedFile, cfgUnlimited);
+    const haproxyUnlimited = await service('haproxy', haproxyBin, ['-db', '-f', cfgUnlimitedFile]);
+    handles.push(haproxyUnlimited);
     const lb = `http://127.0.0.1:${lbPort}/mcp`;
+    const lbUnlimited = `http://127.0.0.1:${lbUnlimitedPort}/mcp`;
     const uris = textUris('bench+', 50);
     let id = 0;
-    const total = Math.min(N.throughput, 3000);
-    const run = (url) => async () => {
+    const total = Number(process.env.BENCH_CLUSTER_READS ?? Math.min(N.throughput, 3000));
+    const run = (urls) => async () => {
       const t0 = now();
-      await pool(total, N.inFlight, (i) => modernRead(url, HTTP_TOKEN, uris[i % uris.length], ++id));
+      await pool(total, N.inFlight, (i) => modernRead(urls[i % urls.length], HTTP_TOKEN, uris[i % uris.length], ++id));
       return total / ((now() - t0) / 1000);
     };
     // Warm every cache (each replica its own) and haproxy's connections; waits out haproxy's first health checks.
     for (let attempt = 0; ; attempt++) {
       try {
-        for (const u of [single.url, singleLimited.url, ...replicas.map((r) => r.url)])
+        for (const u of [single.url, singleLimited.url, ...replicas.map((r) => r.url), ...unlimited.map((r) => r.url)])
           await pool(uris.length, 8, (i) => modernRead(u, HTTP_TOKEN, uris[i], ++id));
-        await pool(uris.length * 6, 8, (i) => modernRead(lb, HTTP_TOKEN, uris[i % uris.length], ++id));
+        for (const u of [lb, lbUnlimited]) await pool(uris.length * 6, 8, (i) => modernRead(u, HTTP_TOKEN, uris[i % uris.length], ++id));
         break;
       } catch (e) {
         if (attempt > 50) throw e;
@@ -152,10 +200,20 @@ export async function clusterPhase(ctx) {
       }
     }
     progress('cluster: throughput, 1 replica (no Redis) vs 3 replicas + Redis via haproxy, cached reads');
+    const client = process.pid;
+    const trio = (rs) => Object.fromEntries(rs.map((r, i) => [`replica${i + 1}`, r.pid]));
+    const sides = {
+      one: withCpu({ client, gateway: single.pid }, total, run([single.url])),
+      three: withCpu({ client, haproxy: haproxy.pid, ...trio(replicas), redis: handles[0].pid }, total, run([lb])),
+      oneLimited: withCpu({ client, gateway: singleLimited.pid }, total, run([singleLimited.url])),
+      threeUnlimited: withCpu({ client, haproxy: haproxyUnlimited.pid, ...trio(unlimited), redis: handles[0].pid }, total, run([lbUnlimited])),
+      threeDirect: withCpu({ client, ...trio(unlimited), redis: handles[0].pid }, total, run(unlimited.map((r) => r.url))),
+    };
     const before = await commandCounts(redisUrl);
-    const [one, three, oneLimited] = await interleavedMedians(N.throughputReps, run(single.url), run(lb), run(singleLimited.url));
+    const [one, three, oneLimited] = await interleavedMedians(N.throughputReps, sides.one.run, sides.three.run, sides.oneLimited.run);
     const after = await commandCounts(redisUrl);
     const reads = (N.throughputReps + 1) * total;
+    const [oneAgain, threeUnlimited, threeDirect] = await interleavedMedians(N.throughputReps, sides.one.run, sides.threeUnlimited.run, sides.threeDirect.run);
     const label = `(${total} cached 2026 reads, ${N.inFlight} in flight, median of ${N.throughputReps})`;
     addRow(
       `cluster: 1 replica without Redis, no limit → 3 replicas + Redis via haproxy, with a limit ${label}`,
@@ -171,6 +229,21 @@ export async function clusterPhase(ctx) {
       'rps',
       RATIO('≥ 1.0', (r) => r >= 1.0),
     );
+    addRow(
+      `cluster: 1 replica without Redis, no limit → 3 replicas + Redis via haproxy, no limit ${label}`,
+      oneAgain,
+      threeUnlimited,
+      'rps',
+      RATIO('≥ 1.0', (r) => r >= 1.0),
+    );
+    addRow(
+      `cluster: 1 replica without Redis, no limit → 3 replicas + Redis, no limit, no haproxy (the client round robin) ${label}`,
+      oneAgain,
+      threeDirect,
+      'rps',
+      RATIO('info', () => true),
+    );
+    for (const [name, side] of Object.entries(sides)) notes.add(`cluster CPU per read, ${name}: ${cpuLine(side.cpu)}`);
     addRow(
       'cluster: Redis round trips per read, rate limit configured',
       undefined,

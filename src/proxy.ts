@@ -25,11 +25,12 @@ import { serveConnection } from './serve/stdio.js';
 import { InputBridge } from './eras/input-bridge.js';
 import type { CallerIdentity, Connection, Proxy } from './serve/proxy-types.js';
 import { noopMetrics, type Metrics } from './observe/metrics.js';
-import { offersOf, reportToMetrics, routeNotifications } from './proxy-events.js';
+import { itemAudience, offersOf, reportToMetrics, routeNotifications } from './proxy-events.js';
 import { createAccessLog } from './observe/access-log.js';
 import { readiness } from './observe/readiness.js';
 import type { Cluster } from './cluster.js';
 import { ChangeFanout } from './federation/change-fanout.js';
+import { ItemChanges } from './federation/item-changes.js';
 
 export type { CallerIdentity, Connection, DownstreamSession, Proxy, SessionOptions } from './serve/proxy-types.js';
 
@@ -118,7 +119,7 @@ export function createProxy(options: ProxyOptions): Proxy {
   const fanout = new ChangeFanout({
     invalidate: (server, uri) => cache?.invalidate(server, uri),
     deliver: (server, uri) => relay.updated(server, uri),
-    listChanged: () => sessions.listChanged(),
+    listChanged: (server, list, remote) => (list === 'resources' ? sessions.listChanged() : itemChanges.changed(server, list, remote)),
     logger,
     ...(cluster ? { peers: { dedupeMs: cluster.config.dedupeMs, counters: cluster.counters, publishChange: cluster.publishChange.bind(cluster) } } : {}),
     ...(options.now ? { now: options.now } : {}),
@@ -146,6 +147,8 @@ export function createProxy(options: ProxyOptions): Proxy {
   const resources = new FederatedResources({ pool, uris: shown, lister, relay, cache, coherence });
   const items = federateItems({ config, pool, names, uris: shown, lister, logger, now: options.now });
   const { catalog, calls } = items;
+  // A tool or prompt list change is told to the sessions whose view of it changed, by policy.
+  const itemChanges = new ItemChanges({ catalog, sessions, mayHear: itemAudience(() => gate), logger });
   const rulesOf = rulesFactory(pool, cluster, options.now);
   const audit = options.audit ?? openAuditLog(config.audit, { logger, ...(cluster ? { chain: cluster.replica } : {}) });
   const accessLog = config.accessLog ? createAccessLog(logger) : undefined;
@@ -170,7 +173,7 @@ export function createProxy(options: ProxyOptions): Proxy {
     (starting ??= pool.start().then(() => {
       started = true;
     }));
-  routeNotifications(pool, cluster, { fanout, catalog, sessions, calls, logger });
+  routeNotifications(pool, cluster, { fanout, calls, logger });
   const served = new ServerSet({ pool, uris: codec, issued, cache, relay, lister, sessions, catalog, names: naming, started: () => started });
   const offers = offersOf(pool);
   const defaultCaller: CallerIdentity = { principal: config.stdio.principal, roles: config.stdio.roles, transport: 'stdio' };

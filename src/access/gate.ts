@@ -158,6 +158,12 @@ export class AccessGate {
     return this.rules.policy.visibleServer(caller, server);
   }
 
+  /** Whether `caller` may see `item` (a tool or prompt of `server` as a list shows it) in its list. */
+  mayListItem(caller: PolicySubject, kind: ItemKind, server: string, item: Record<string, unknown>): boolean {
+    const { policy } = this.rules;
+    return !policy.enforced || policy.decideItem(caller, 'list', server, policyItem(kind, item)).allow;
+  }
+
   /** Whether a policy is in force (else everything is allowed, and only audited). */
   get enforced(): boolean {
     return this.rules.policy.enforced;

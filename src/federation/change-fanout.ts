@@ -1,6 +1,6 @@
 // One path for every change a replica learns or hears of: invalidate, deliver once, tell the other replicas.
 import type { Logger } from '../logger.js';
-import type { ChangeEvent } from '../shared-state/change-bus.js';
+import type { ChangedList, ChangeEvent } from '../shared-state/change-bus.js';
 import { RecentChanges } from './recent-changes.js';
 
 /** Where changes go beyond this process (scale-out); absent: nowhere. */
@@ -19,8 +19,12 @@ export interface ChangeFanoutOptions {
   invalidate: (server: string, uri: string) => void;
   /** Delivers `updated` to this process's subscribers and listeners of (server, uri). */
   deliver: (server: string, uri: string) => void;
-  /** Schedules list_changed to this process's sessions. */
-  listChanged: () => void;
+  /**
+   * One of `server`'s lists changed: drop what is held of it and schedule list_changed to this
+   * process's sessions (for tools and prompts, to those whose view of the list changed); `remote`
+   * when another replica published it.
+   */
+  listChanged: (server: string, list: ChangedList, remote: boolean) => void;
   logger: Logger;
   /** The other replicas. Default: none (a single process: every change is delivered as it comes). */
   peers?: ChangePeers;
@@ -33,7 +37,9 @@ export interface ChangeFanoutOptions {
  * takes one path: invalidate first (so a client that re-reads as soon as it hears gets fresh
  * content), then deliver. Scaled out, a change learned here is also published, and one heard from
  * several sources (each replica holding the upstream subscription hears it, then the others' copies)
- * is delivered once: a repeat within `dedupeMs` only invalidates.
+ * is delivered once: a repeat within `dedupeMs` only invalidates. Tool and prompt list changes are
+ * not windowed: `listChanged` compares the list with the one last announced, so a repeat announces
+ * nothing, and two real changes in quick succession are both announced.
  */
 export class ChangeFanout {
   private readonly recent: RecentChanges | undefined;
@@ -58,10 +64,16 @@ export class ChangeFanout {
     if (!remote) peers.publishChange({ kind: 'updated', server, uri });
   }
 
-  /** An upstream's list changed; `remote` when another replica published it. */
-  listChanged(server: string, remote = false): void {
-    if (this.recent && !this.recent.fresh(`l\0${server}`)) return;
-    this.options.listChanged();
-    if (this.options.peers && !remote) this.options.peers.publishChange({ kind: 'list', server });
+  /** One of an upstream's lists changed; `remote` when another replica published it. */
+  listChanged(server: string, list: ChangedList = 'resources', remote = false): void {
+    const { peers, logger } = this.options;
+    if (list === 'resources' && this.recent && !this.recent.fresh(`l\0${server}`)) {
+      peers!.counters.duplicates++;
+      return;
+    }
+    this.options.listChanged(server, list, remote);
+    if (!peers) return;
+    logger.debug({ server, list, remote }, 'list change heard');
+    if (!remote) peers.publishChange({ kind: 'list', server, list });
   }
 }

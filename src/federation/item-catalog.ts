@@ -59,6 +59,8 @@ const SPECS = {
 export class ItemCatalog {
   private readonly entries = new Map<string, Entry>();
   private readonly loading = new Map<string, Promise<Entry>>();
+  /** Bumped by each invalidation: a fetch that began before one does not keep its (maybe stale) list. */
+  private invalidations = 0;
   private readonly now: () => number;
 
   constructor(private readonly options: ItemCatalogOptions) {
@@ -84,9 +86,28 @@ export class ItemCatalog {
     return item ? { kind, server, upstream, name: item.name as string, clientName, item } : undefined;
   }
 
-  /** Forgets what `server` listed (its list changed, or it left). */
+  /** Forgets what `server` listed (its list changed, or it left); a fetch under way is not kept, and the next lookup fetches again. */
   invalidate(server: string, kind?: ItemKind): void {
-    for (const k of kind ? [kind] : (['tools', 'prompts'] as const)) this.entries.delete(`${k}\u0000${server}`);
+    this.invalidations++;
+    for (const k of kind ? [kind] : (['tools', 'prompts'] as const)) {
+      this.entries.delete(`${k}\u0000${server}`);
+      this.loading.delete(`${k}\u0000${server}`);
+    }
+  }
+
+  /** What `server` listed of `kind` when last fetched, by client name, without fetching; undefined when nothing is held. */
+  held(kind: ItemKind, server: string): ReadonlyMap<string, Record<string, unknown>> | undefined {
+    return this.entries.get(`${kind}\u0000${server}`)?.items;
+  }
+
+  /**
+   * What `server` lists of `kind` now, by client name (fetched when not held); undefined when it is
+   * not ready or has no such list. Throws the upstream's failure.
+   */
+  async current(kind: ItemKind, server: string): Promise<ReadonlyMap<string, Record<string, unknown>> | undefined> {
+    const upstream = this.options.pool.get(server);
+    if (upstream?.status !== 'ready' || !upstream.supports(SPECS[kind].capability)) return undefined;
+    return (await this.load(kind, upstream, false)).items;
   }
 
   /** Forgets everything. Idempotent. */
@@ -98,17 +119,19 @@ export class ItemCatalog {
     const key = `${kind}\u0000${upstream.id}`;
     const entry = this.entries.get(key);
     if (entry && !refresh && entry.generation === upstream.generation) return Promise.resolve(entry);
-    let pending = this.loading.get(key);
-    if (!pending) {
-      pending = this.fetch(kind, upstream).finally(() => this.loading.delete(key));
-      this.loading.set(key, pending);
-    }
+    const loading = this.loading.get(key);
+    if (loading) return loading;
+    const pending: Promise<Entry> = this.fetch(kind, upstream).finally(() => {
+      if (this.loading.get(key) === pending) this.loading.delete(key); // not a newer fetch begun after an invalidation
+    });
+    this.loading.set(key, pending);
     return pending;
   }
 
   private async fetch(kind: ItemKind, upstream: Upstream): Promise<Entry> {
     const spec = SPECS[kind];
     const generation = upstream.generation;
+    const invalidations = this.invalidations;
     const items = new Map<string, Record<string, unknown>>();
     const seen = new Set<string>();
     let cursor: string | undefined;
@@ -123,7 +146,7 @@ export class ItemCatalog {
     }
     if (upstream.generation !== generation) throw new ProxyError(ErrorCodes.UPSTREAM_UNAVAILABLE, `upstream ${upstream.id} reconnected`);
     const entry: Entry = { items, generation, at: this.now() };
-    this.entries.set(`${kind}\u0000${upstream.id}`, entry);
+    if (invalidations === this.invalidations) this.entries.set(`${kind}\u0000${upstream.id}`, entry);
     this.options.logger.debug({ server: upstream.id, list: kind, items: items.size }, 'item catalog fetched');
     return entry;
   }

@@ -22,6 +22,9 @@ export const ALL_LISTS: readonly ListChangeKind[] = ['resources', 'tools', 'prom
 
 const RESOURCES_ONLY: readonly ListChangeKind[] = ['resources'];
 
+/** Which sessions a list change is for; absent: every session. */
+export type ListAudience = (session: Session) => boolean;
+
 /**
  * Every live session. `listChanged()` may be called for each upstream event; within
  * `coalesceMs` they become one notification per session (a storm from many upstreams is one).
@@ -29,7 +32,8 @@ const RESOURCES_ONLY: readonly ListChangeKind[] = ['resources'];
 export class SessionRegistry {
   private readonly sessions = new Set<Session>();
   private timer: NodeJS.Timeout | undefined;
-  private readonly pending = new Set<ListChangeKind>();
+  /** Kinds due at the next broadcast, each with its audiences (null: every session). */
+  private readonly pending = new Map<ListChangeKind, ListAudience[] | null>();
   private readonly listeners = new Set<() => void>();
 
   constructor(
@@ -57,19 +61,35 @@ export class SessionRegistry {
     return () => this.listeners.delete(listener);
   }
 
-  /** Schedules one list_changed of each of `kinds` (default: resources) to every session (coalesced). */
-  listChanged(kinds: readonly ListChangeKind[] = RESOURCES_ONLY): void {
+  /**
+   * Schedules one list_changed of each of `kinds` (default: resources) to every session, or only to
+   * those `audience` picks (decided when it is sent). Coalesced: within `coalesceMs` a session hears
+   * each kind at most once, when any change of it was for that session.
+   */
+  listChanged(kinds: readonly ListChangeKind[] = RESOURCES_ONLY, audience?: ListAudience): void {
     for (const l of this.listeners) l();
-    for (const k of kinds) this.pending.add(k);
+    for (const k of kinds) {
+      const audiences = this.pending.get(k);
+      if (!audience) this.pending.set(k, null);
+      else if (audiences === undefined) this.pending.set(k, [audience]);
+      else audiences?.push(audience);
+    }
     if (this.timer) return this.metrics?.notification('list_changed', 'coalesced');
-    this.timer = setTimeout(() => {
-      this.timer = undefined;
-      const kinds = [...this.pending];
-      this.pending.clear();
-      for (const s of this.sessions) for (const k of kinds) s.sendListChanged(k);
-      if (this.metrics?.enabled) for (let i = 0; i < this.sessions.size * kinds.length; i++) this.metrics.notification('list_changed', 'sent');
-    }, this.coalesceMs);
+    this.timer = setTimeout(() => this.broadcast(), this.coalesceMs);
     this.timer.unref();
+  }
+
+  private broadcast(): void {
+    this.timer = undefined;
+    const due = [...this.pending];
+    this.pending.clear();
+    for (const s of this.sessions) {
+      for (const [kind, audiences] of due) {
+        if (audiences && !audiences.some((pick) => pick(s))) continue;
+        s.sendListChanged(kind);
+        this.metrics?.notification('list_changed', 'sent');
+      }
+    }
   }
 
   /** Stops pending broadcasts and forgets every session. Idempotent. */

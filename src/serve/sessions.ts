@@ -97,8 +97,13 @@ export class SessionOpener {
     const sendUpdated = sessionOptions.sink?.sendUpdated ?? ((uri: string) => void current?.sendResourceUpdated({ uri }).catch(() => undefined));
     const session: Session = {
       id,
-      principal: caller.principal,
-      roles: caller.roles,
+      // Live, as the caller: a list change is decided for who the session acts for now.
+      get principal() {
+        return caller.principal;
+      },
+      get roles() {
+        return caller.roles;
+      },
       // Decided again at every delivery: a reload can revoke a standing subscription.
       sendUpdated: (uri) => {
         let allowed = false;

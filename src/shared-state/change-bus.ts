@@ -1,8 +1,18 @@
 // Change events between replicas: one pub/sub channel, one small JSON message per change, this replica's own echoes ignored.
 import type { SharedLink } from './link.js';
 
-/** A change one replica learned: a resource's content (`updated`) or an upstream's list (`list`). */
-export type ChangeEvent = { readonly kind: 'updated'; readonly server: string; readonly uri: string } | { readonly kind: 'list'; readonly server: string };
+/** Which of an upstream's lists changed (resource templates change with `resources`: the protocol has no notice of their own). */
+export type ChangedList = 'resources' | 'tools' | 'prompts';
+
+/**
+ * A change one replica learned: a resource's content (`updated`) or one of an upstream's lists
+ * (`list`). On the wire a `list` message without `list` is a resource list change (what replicas
+ * before tool and prompt changes were shared publish).
+ */
+export type ChangeEvent =
+  { readonly kind: 'updated'; readonly server: string; readonly uri: string } | { readonly kind: 'list'; readonly server: string; readonly list: ChangedList };
+
+const LISTS: readonly unknown[] = ['resources', 'tools', 'prompts'] satisfies ChangedList[];
 
 /** Longest message accepted from the channel; a change names one server id and one URI. */
 const MAX_MESSAGE_CHARS = 16_384;
@@ -48,10 +58,10 @@ export class ChangeBus {
       return undefined;
     }
     if (typeof m !== 'object' || m === null) return undefined;
-    const { o, kind, server, uri } = m as Record<string, unknown>;
+    const { o, kind, server, uri, list = 'resources' } = m as Record<string, unknown>;
     if (o === this.origin || typeof o !== 'string' || typeof server !== 'string') return undefined;
     if (kind === 'updated' && typeof uri === 'string') return { kind, server, uri };
-    if (kind === 'list') return { kind, server };
+    if (kind === 'list' && LISTS.includes(list)) return { kind, server, list: list as ChangedList };
     return undefined;
   }
 }

@@ -23,7 +23,8 @@ export interface UpstreamSpec {
   /** Cursor format. Default: {@link clientNameCursors}. */
   cursors?: CursorCodec;
   /** Read handler; default: text "content of <uri>" for listed URIs, -32002 otherwise. Every read is counted first. */
-  read?: (uri: string, signal: AbortSignal) => unknown;
+  /** Answers a read; `server` is the connection it came on (to notify that session alone). */
+  read?: (uri: string, signal: AbortSignal, server: Server) => unknown;
   /** Completion handler; when absent the capability is not declared. */
   complete?: (params: { ref: { type?: string; uri?: string }; argument: { name: string; value: string } }) => string[];
   /** Both list calls fail with -32603 and a message holding "secret detail". Default: false. */
@@ -32,6 +33,10 @@ export interface UpstreamSpec {
   endlessCursor?: boolean;
   /** Declare and handle subscriptions. Default: false. */
   subscribe?: boolean;
+  /** More capabilities to declare (e.g. tools and prompts whose handlers `extend` registers). */
+  capabilities?: Record<string, unknown> | undefined;
+  /** Registers more handlers on each connection's Server, after the built-in ones. */
+  extend?: ((server: Server) => void) | undefined;
   /** Omit templates/list (method not found). Default: false. */
   noTemplates?: boolean;
 }

@@ -73,6 +73,7 @@ export function createUpstreamServer(spec, stats = newStats()) {
       capabilities: {
         resources: { listChanged: true, ...(spec.subscribe ? { subscribe: true } : {}) },
         ...(spec.complete ? { completions: {} } : {}),
+        ...spec.capabilities,
       },
     },
   );
@@ -111,7 +112,7 @@ export function createUpstreamServer(spec, stats = newStats()) {
   server.setRequestHandler(ReadResourceRequestSchema, async (req, extra) => {
     const uri = req.params.uri;
     stats.reads.set(uri, (stats.reads.get(uri) ?? 0) + 1);
-    if (spec.read) return spec.read(uri, extra.signal);
+    if (spec.read) return spec.read(uri, extra.signal, server);
     if (!resources().some((r) => r.uri === uri)) throw resourceNotFound(uri);
     return { contents: [{ uri, mimeType: 'text/plain', text: `content of ${uri}` }] };
   });
@@ -137,5 +138,6 @@ export function createUpstreamServer(spec, stats = newStats()) {
       return {};
     });
   }
+  spec.extend?.(server);
   return { server, stats, subscribed };
 }

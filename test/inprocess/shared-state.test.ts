@@ -118,22 +118,31 @@ describe('shared state through a real redis-server', () => {
     const { createClient } = await import('redis');
     const raw = createClient({ url: redis.url });
     await raw.connect();
-    for (const junk of ['nope', '{}', '{"o":"x","kind":"updated","server":"s"}', JSON.stringify({ o: 'x', kind: 'evil', server: 's' }), 'x'.repeat(20_000)]) {
+    for (const junk of [
+      'nope',
+      '{}',
+      '{"o":"x","kind":"updated","server":"s"}',
+      JSON.stringify({ o: 'x', kind: 'evil', server: 's' }),
+      JSON.stringify({ o: 'x', kind: 'list', server: 's', list: 'secrets' }),
+      JSON.stringify({ o: 'x', kind: 'list', server: 's', list: ['tools'] }),
+      'x'.repeat(20_000),
+    ]) {
       await raw.publish('test:changes', junk);
     }
     replicas[0]!.cluster.publishChange({ kind: 'updated', server: 'docs', uri: 'file:///a' });
-    replicas[0]!.cluster.publishChange({ kind: 'list', server: 'docs' });
+    replicas[0]!.cluster.publishChange({ kind: 'list', server: 'docs', list: 'tools' });
     await within(all.promise, 'both changes on both other replicas');
     // A sentinel after them, in order on one channel: nothing more was delivered before it.
     const sentinel = deferred();
-    replicas[1]!.cluster.onChange((c) => c.kind === 'list' && c.server === 'end' && sentinel.resolve());
+    replicas[1]!.cluster.onChange((c) => c.kind === 'list' && c.server === 'end' && c.list === 'resources' && sentinel.resolve());
+    // A replica from before tool and prompt lists were shared sends no `list`: a resource list change.
     await raw.publish('test:changes', JSON.stringify({ o: 'other', kind: 'list', server: 'end' }));
     await within(sentinel.promise, 'the sentinel');
     await raw.close();
     expect(heard[0]!.filter((c) => c.server !== 'end')).toEqual([]);
     expect(heard[1]!.filter((c) => c.server !== 'end')).toEqual([
       { kind: 'updated', server: 'docs', uri: 'file:///a' },
-      { kind: 'list', server: 'docs' },
+      { kind: 'list', server: 'docs', list: 'tools' },
     ]);
   });
 

@@ -7,12 +7,12 @@ import type { ChangeEvent } from '../../src/shared-state/change-bus.js';
 
 function setup(peers: boolean) {
   let clock = 0;
-  const log = { invalidated: [] as string[], delivered: [] as string[], lists: 0, published: [] as ChangeEvent[] };
+  const log = { invalidated: [] as string[], delivered: [] as string[], lists: 0, itemLists: [] as string[], published: [] as ChangeEvent[] };
   const counters = { duplicates: 0 };
   const fanout = new ChangeFanout({
     invalidate: (s, u) => log.invalidated.push(`${s}+${u}`),
     deliver: (s, u) => log.delivered.push(`${s}+${u}`),
-    listChanged: () => log.lists++,
+    listChanged: (server, list) => (list === 'resources' ? log.lists++ : log.itemLists.push(`${server}+${list}`)),
     logger: createLogger({ level: 'silent' }),
     now: () => clock,
     ...(peers ? { peers: { dedupeMs: 500, counters, publishChange: (c: ChangeEvent) => log.published.push(c) } } : {}),
@@ -58,13 +58,28 @@ describe('ChangeFanout', () => {
     expect(log.published).toEqual([]);
   });
 
-  it('list changes: once per server per window, published when learned here', () => {
-    const { fanout, log } = setup(true);
+  it('resource list changes: once per server per window, published when learned here', () => {
+    const { fanout, log, counters } = setup(true);
     fanout.listChanged('docs');
-    fanout.listChanged('docs', true);
-    fanout.listChanged('mem', true);
+    fanout.listChanged('docs', 'resources', true);
+    fanout.listChanged('mem', 'resources', true);
     expect(log.lists).toBe(2);
-    expect(log.published).toEqual([{ kind: 'list', server: 'docs' }]);
+    expect(counters.duplicates).toBe(1);
+    expect(log.published).toEqual([{ kind: 'list', server: 'docs', list: 'resources' }]);
+  });
+
+  it('tool and prompt list changes: every copy is handed on (what is new is decided by comparing lists), published when learned here', () => {
+    const { fanout, log } = setup(true);
+    fanout.listChanged('docs', 'tools');
+    fanout.listChanged('docs', 'tools', true);
+    fanout.listChanged('docs', 'prompts', true);
+    fanout.listChanged('docs', 'tools');
+    expect(log.itemLists).toEqual(['docs+tools', 'docs+tools', 'docs+prompts', 'docs+tools']);
+    expect(log.lists).toBe(0);
+    expect(log.published).toEqual([
+      { kind: 'list', server: 'docs', list: 'tools' },
+      { kind: 'list', server: 'docs', list: 'tools' },
+    ]);
   });
 });
 
