@@ -201,21 +201,22 @@ async function main(argv: string[]): Promise<number> {
   }
   const closeEarly = () => Promise.all([early.close(), reloads.close()]).then(() => cluster?.close());
   if (http) return serveHttp(proxy, http, config, logger, stopRequested, closeEarly, reloads, metrics);
-  // stdio has one session: when its output had to be abandoned, the process has nobody left to serve.
+  const { transport, sessionLost } = stdioTransport(config.wire);
+  return serve(proxy, transport, logger, stopRequested, sessionLost, closeEarly);
+}
+
+/** The process's stdio as one connection, and why it was lost: stdio has one session, so when its output had to be abandoned, the process has nobody left to serve. */
+function stdioTransport(wire: Pick<FederateConfig['wire'], 'maxMessageBytes' | 'maxDepth' | 'maxQueuedBytes'>) {
   let lost: (why: string) => void = () => undefined;
   const sessionLost = new Promise<string>((resolve) => (lost = resolve));
+  const { maxMessageBytes, maxDepth, maxQueuedBytes } = wire;
   const transport = new LineTransport(
     process.stdin,
     process.stdout,
-    {
-      maxMessageBytes: config.wire.maxMessageBytes,
-      maxDepth: config.wire.maxDepth,
-      maxQueuedBytes: config.wire.maxQueuedBytes,
-      coalesceKey: notificationCoalesceKey,
-    },
+    { maxMessageBytes, maxDepth, maxQueuedBytes, coalesceKey: notificationCoalesceKey },
     { onloss: (loss) => lost(`session lost (${loss.reason})`) },
   );
-  return serve(proxy, transport, logger, stopRequested, sessionLost, closeEarly);
+  return { transport, sessionLost };
 }
 
 /** Configuration reloads: SIGHUP, and (with --watch) changes of the config file. */
