@@ -13,7 +13,8 @@ export interface HttpSessionWrappers {
 }
 
 /**
- * What a 2025-11-25 HTTP session is wrapped in today: nothing between its edge and its Server. Its
+ * What a 2025-11-25 HTTP session is wrapped in by default: nothing between its edge and its Server
+ * (`legacy-sessions.ts` passes the session's edge fast lane as its one inbound wrapper). Its
  * bounds sit in front of the transport, per request, before a body is read (`PrincipalBounds`,
  * the router's checks); a stdio connection's in-flight bound has no counterpart here, since each
  * request holds its own HTTP response.
