@@ -8,9 +8,7 @@ import { startHarness, type Harness } from '../helpers/harness.js';
 import { memoryAudit } from '../helpers/memory-audit.js';
 import { counter } from '../helpers/gate.js';
 import { answerOf, RawHttpClient } from '../helpers/raw-client.js';
-import { HttpSchema } from '../../src/config/schema.js';
-import { createHttpEndpoint } from '../../src/serve/http/endpoint.js';
-import { createLogger } from '../../src/logger.js';
+import { testEndpoint } from '../helpers/http-endpoint.js';
 import { legacyInputUpstream, newInputLog } from '../helpers/input-upstreams.js';
 
 /** An upstream with resources (`x://<n>`; `x://slow` never answers; `x://boom` fails) and tools (`echo`, `fails`, `broken`). */
@@ -130,13 +128,7 @@ async function runHttp(fastLane: boolean) {
     audit,
     fastLane,
   });
-  const endpoint = createHttpEndpoint({
-    proxy: h.proxy,
-    config: HttpSchema.parse({ port: 0 }),
-    logger: createLogger({ level: 'silent' }),
-    maxQueuedBytes: 1 << 20,
-    sweepEveryMs: 0,
-  });
+  const endpoint = testEndpoint(h.proxy);
   try {
     const raw = new RawHttpClient(await endpoint.listen());
     const sid = await raw.session();

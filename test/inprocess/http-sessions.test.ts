@@ -2,8 +2,7 @@
 import { describe, expect, it } from 'vitest';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
-import { HttpSchema } from '../../src/config/schema.js';
-import { createHttpEndpoint } from '../../src/serve/http/endpoint.js';
+import { testEndpoint } from '../helpers/http-endpoint.js';
 import { createUpstreamServer } from '../helpers/upstream-server.mjs';
 import { startHarness } from '../helpers/harness.js';
 
@@ -13,14 +12,7 @@ async function gateway(http: Record<string, unknown>) {
   const upstream = createUpstreamServer({ subscribe: true, resources: [{ uri: 'x://1', name: 'one' }], read: text });
   const h = await startHarness({ upstreams: { a: () => upstream.server } });
   let now = 1_000;
-  const endpoint = createHttpEndpoint({
-    proxy: h.proxy,
-    config: HttpSchema.parse({ port: 0, ...http }),
-    logger: (await import('../../src/logger.js')).createLogger({ level: 'silent' }),
-    maxQueuedBytes: 1 << 20,
-    clock: { now: () => now },
-    sweepEveryMs: 0,
-  });
+  const endpoint = testEndpoint(h.proxy, http, { clock: { now: () => now } });
   const url = await endpoint.listen();
   return {
     h,

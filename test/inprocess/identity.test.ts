@@ -2,9 +2,8 @@
 import { SignJWT } from 'jose';
 import { describe, expect, it } from 'vitest';
 import { parseConfig } from '../../src/config/load.js';
-import { AuthSchema, HttpSchema } from '../../src/config/schema.js';
-import { createLogger } from '../../src/logger.js';
-import { createHttpEndpoint } from '../../src/serve/http/endpoint.js';
+import { AuthSchema } from '../../src/config/schema.js';
+import { testEndpoint } from '../helpers/http-endpoint.js';
 import { startHarness, type Harness } from '../helpers/harness.js';
 import { RawHttpClient, readAnswer } from '../helpers/raw-client.js';
 import { createUpstreamServer, type UpstreamHandle } from '../helpers/upstream-server.mjs';
@@ -63,15 +62,7 @@ async function gateway(auth = authOf(ALL_ENG)) {
   });
   const h: Harness = await startHarness({ upstreams: { a: () => upstream.server }, config: { policy: POLICY, subscriptions: { coalesceMs: 0 } } });
   let nowMs = T * 1000;
-  const endpoint = createHttpEndpoint({
-    proxy: h.proxy,
-    config: HttpSchema.parse({ port: 0 }),
-    auth,
-    logger: createLogger({ level: 'silent' }),
-    maxQueuedBytes: 1 << 20,
-    now: () => new Date(nowMs),
-    sweepEveryMs: 0,
-  });
+  const endpoint = testEndpoint(h.proxy, {}, { auth, now: () => new Date(nowMs) });
   const url = await endpoint.listen();
   const raw = new RawHttpClient(url);
   const g = {

@@ -6,9 +6,7 @@ import { Server } from '@modelcontextprotocol/sdk/server/index.js';
 import { ReadResourceRequestSchema } from '@modelcontextprotocol/sdk/types.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
-import { HttpSchema } from '../../src/config/schema.js';
-import { createHttpEndpoint } from '../../src/serve/http/endpoint.js';
-import { createLogger } from '../../src/logger.js';
+import { testEndpoint } from '../helpers/http-endpoint.js';
 import { startHarness, type Harness } from '../helpers/harness.js';
 
 const TRACE_ID = '4bf92f3577b34da6a3ce929d0e0e4736';
@@ -91,13 +89,7 @@ describe('OpenTelemetry traces', () => {
   });
 
   it('over HTTP, a traceparent header is continued when the request carries none in _meta', async () => {
-    const endpoint = createHttpEndpoint({
-      proxy: h.proxy,
-      config: HttpSchema.parse({ port: 0 }),
-      logger: createLogger({ level: 'silent' }),
-      maxQueuedBytes: 1 << 20,
-      sweepEveryMs: 0,
-    });
+    const endpoint = testEndpoint(h.proxy);
     const url = await endpoint.listen();
     try {
       const client = new Client({ name: 'http-traced', version: '1' });
