@@ -1,5 +1,5 @@
 // The one decision point: every resource operation and notification is decided by policy, rate limited and audited here.
-import { createHash } from 'node:crypto';
+import { sha256Hex } from '../audit/record.js';
 import { ErrorCodes, JsonRpcError, ProxyError, rateLimited, unknownItem } from '../errors.js';
 import { canonicalize } from '../audit/jcs.js';
 import type { FederatedTools } from '../federation/tools.js';
@@ -428,7 +428,8 @@ export class AccessGate {
     const method = kind === 'tools' ? 'tools/call' : 'prompts/get';
     const args = params.arguments ?? {};
     const canonical = canonicalArguments(args);
-    const trace: OperationTrace = { name: params.name, argumentsSha256: createHash('sha256').update(canonical).digest('hex') };
+    // The result's size is weighed only for an audit record (nothing else reads it).
+    const trace: OperationTrace = { name: params.name, argumentsSha256: sha256Hex(canonical), weigh: this.options.audit !== noopAuditLog };
     if (this.itemParts().recordArguments) trace.arguments = canonical;
     const limited = await this.rules.calls?.take(caller); // a shared limiter answers after one round trip
     if (limited && !limited.ok) {

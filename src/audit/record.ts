@@ -119,7 +119,7 @@ export function chainHash(prev: string, body: string): string {
  * Hex SHA-256 of a string's UTF-8 bytes: Node's one-shot `crypto.hash` where it exists (20.12 and
  * later; half the CPU of a `Hash` object for a record-sized input), else `createHash`. Same bytes either way.
  */
-const sha256Hex: (data: string) => string =
+export const sha256Hex: (data: string) => string =
   typeof crypto.hash === 'function' ? (data) => crypto.hash('sha256', data, 'hex') : (data) => createHash('sha256').update(data).digest('hex');
 
 /**

@@ -30,7 +30,7 @@ export class FederatedPrompts {
       ...withoutHopFields(result),
       messages: result.messages.map((m) => ('content' in m ? { ...m, content: namespacedContent(m.content, encode) } : m)),
     };
-    if (trace) trace.bytes = jsonLength(out);
+    if (trace && trace.weigh !== false) trace.bytes = jsonLength(out);
     return out;
   }
 

@@ -43,6 +43,8 @@ export interface OperationTrace {
   name?: string;
   /** Tools and prompts: hex SHA-256 of the canonical JSON (RFC 8785) of the arguments. */
   argumentsSha256?: string;
+  /** Whether `bytes` is wanted (an audit record holds it). Default: true. */
+  weigh?: boolean;
   /** Tools and prompts, with `audit.arguments`: the canonical JSON of the arguments. */
   arguments?: string;
   /** The tool answered with `isError: true`. */

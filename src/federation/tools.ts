@@ -52,7 +52,7 @@ export class FederatedTools {
     const out: Record<string, unknown> = { ...withoutHopFields(result) };
     if (Array.isArray(out.content)) out.content = namespacedContent(out.content, (uri) => this.deps.uris.encode(server, uri));
     if (trace) {
-      trace.bytes = jsonLength(out);
+      if (trace.weigh !== false) trace.bytes = jsonLength(out);
       if (out.isError === true) trace.toolError = true;
     }
     return out;
@@ -130,7 +130,7 @@ export function longCallOf(timeouts: TimeoutsConfig, found: FoundItem, relay: Ca
 
 /** An `input_required` answer, weighed for the audit record, handed back as it is. */
 export function inputRequiredTraced(result: InputRequiredResult, trace: OperationTrace | undefined): InputRequiredResult {
-  if (trace) trace.bytes = jsonLength(result);
+  if (trace && trace.weigh !== false) trace.bytes = jsonLength(result);
   return result;
 }
 
