@@ -1,7 +1,9 @@
-// The one raw JSON-RPC client over HTTP: bodies and headers written by hand, 2025 sessions opened raw, 2026 requests with their envelope, answers read from JSON or SSE.
+// The one raw JSON-RPC client, over HTTP and over an in-memory (stdio-shaped) connection: bodies and headers written by hand, 2025 sessions opened raw, 2026 requests with their envelope, answers read from JSON or SSE.
 import { expect } from 'vitest';
 import { within } from './gate.js';
 import { Stream } from './sse-stream.js';
+import { InMemoryTransport } from '@modelcontextprotocol/sdk/inMemory.js';
+import type { JSONRPCMessage } from '@modelcontextprotocol/sdk/types.js';
 
 /** The 2025-11-25 protocol version, as a raw client writes it. */
 export const V2025 = '2025-11-25';
@@ -164,4 +166,46 @@ export class RawHttpClient {
     this.streams.push(s);
     return s;
   }
+}
+
+/**
+ * A raw 2025-11-25 client on one in-memory connection (stdio's shape) handed to `connect` (e.g. a
+ * harness's `proxy.connect`): initialized with `capabilities`, it sends messages as written and keeps
+ * every answer by id; requests the gateway sends it are answered by `answerRequest` (else -32601).
+ */
+export async function rawSession(
+  connect: (transport: InMemoryTransport) => Promise<unknown>,
+  capabilities: Record<string, unknown> = {},
+  answerRequest?: (request: { method: string; params?: unknown }) => Record<string, unknown> | undefined,
+) {
+  const [clientSide, serverSide] = InMemoryTransport.createLinkedPair();
+  const answers = new Map<unknown, JSONRPCMessage[]>();
+  const waiters = new Map<unknown, () => void>();
+  clientSide.onmessage = (m) => {
+    const id = (m as { id?: unknown }).id;
+    const method = (m as { method?: unknown }).method;
+    if (id !== undefined && typeof method === 'string') {
+      const result = answerRequest?.(m as { method: string });
+      void clientSide.send(
+        (result ? { jsonrpc: '2.0', id, result } : { jsonrpc: '2.0', id, error: { code: -32601, message: 'Method not found' } }) as JSONRPCMessage,
+      );
+      return;
+    }
+    if (id === undefined || method !== undefined) return;
+    answers.set(id, [...(answers.get(id) ?? []), m]);
+    waiters.get(id)?.();
+  };
+  await clientSide.start();
+  await connect(serverSide);
+  const answer = (id: string | number) =>
+    new Promise<JSONRPCMessage>((resolve) => {
+      const done = () => resolve(answers.get(id)![0]!);
+      if (answers.has(id)) done();
+      else waiters.set(id, done);
+    });
+  const send = (m: Record<string, unknown>) => clientSide.send({ jsonrpc: '2.0', ...m } as JSONRPCMessage);
+  await send({ id: 'init', method: 'initialize', params: { protocolVersion: V2025, capabilities, clientInfo: { name: 'raw', version: '1' } } });
+  await answer('init');
+  await send({ method: 'notifications/initialized' });
+  return { send, answer, answers, close: () => clientSide.close() };
 }

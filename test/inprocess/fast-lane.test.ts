@@ -1,13 +1,12 @@
 // The edge fast lane of 2025-11-25 connections (stdio and HTTP sessions): the same answers, audit records and cancellations as the SDK path, request by request.
 import { describe, expect, it } from 'vitest';
 import { Server } from '@modelcontextprotocol/sdk/server/index.js';
-import { InMemoryTransport } from '@modelcontextprotocol/sdk/inMemory.js';
-import { CallToolRequestSchema, ListToolsRequestSchema, type JSONRPCMessage } from '@modelcontextprotocol/sdk/types.js';
+import { CallToolRequestSchema, ListToolsRequestSchema } from '@modelcontextprotocol/sdk/types.js';
 import { createUpstreamServer } from '../helpers/upstream-server.mjs';
-import { startHarness, type Harness } from '../helpers/harness.js';
+import { startHarness } from '../helpers/harness.js';
 import { memoryAudit } from '../helpers/memory-audit.js';
 import { counter } from '../helpers/gate.js';
-import { answerOf, RawHttpClient } from '../helpers/raw-client.js';
+import { answerOf, RawHttpClient, rawSession } from '../helpers/raw-client.js';
 import { testEndpoint } from '../helpers/http-endpoint.js';
 import { legacyInputUpstream, newInputLog } from '../helpers/input-upstreams.js';
 
@@ -44,44 +43,6 @@ function toolsUpstream(): Server {
     throw new Error(`no tool ${req.params.name}`);
   });
   return server;
-}
-
-/** A raw 2025-11-25 client on one connection: sends messages as written, keeps every answer by id. */
-async function rawClient(
-  h: Harness,
-  capabilities: Record<string, unknown> = {},
-  answerRequest?: (request: { method: string; params?: unknown }) => Record<string, unknown> | undefined,
-) {
-  const [clientSide, serverSide] = InMemoryTransport.createLinkedPair();
-  const answers = new Map<unknown, JSONRPCMessage[]>();
-  const waiters = new Map<unknown, () => void>();
-  clientSide.onmessage = (m) => {
-    const id = (m as { id?: unknown }).id;
-    const method = (m as { method?: unknown }).method;
-    if (id !== undefined && typeof method === 'string') {
-      const result = answerRequest?.(m as { method: string });
-      void clientSide.send(
-        (result ? { jsonrpc: '2.0', id, result } : { jsonrpc: '2.0', id, error: { code: -32601, message: 'Method not found' } }) as JSONRPCMessage,
-      );
-      return;
-    }
-    if (id === undefined || method !== undefined) return;
-    answers.set(id, [...(answers.get(id) ?? []), m]);
-    waiters.get(id)?.();
-  };
-  await clientSide.start();
-  await h.proxy.connect(serverSide);
-  const answer = (id: string | number) =>
-    new Promise<JSONRPCMessage>((resolve) => {
-      const done = () => resolve(answers.get(id)![0]!);
-      if (answers.has(id)) done();
-      else waiters.set(id, done);
-    });
-  const send = (m: Record<string, unknown>) => clientSide.send({ jsonrpc: '2.0', ...m } as JSONRPCMessage);
-  await send({ id: 'init', method: 'initialize', params: { protocolVersion: '2025-11-25', capabilities, clientInfo: { name: 'raw', version: '1' } } });
-  await answer('init');
-  await send({ method: 'notifications/initialized' });
-  return { send, answer, answers, close: () => clientSide.close() };
 }
 
 const POLICY = {
@@ -156,7 +117,7 @@ async function run(fastLane: boolean) {
     audit,
     fastLane,
   });
-  const c = await rawClient(h);
+  const c = await rawSession((t) => h.proxy.connect(t));
   const out: Record<string, unknown> = {};
   for (const [id, method, params] of SCRIPT) {
     await c.send({ id, method, ...(params === undefined ? {} : { params }) });
@@ -210,7 +171,7 @@ describe('the edge fast lane (2025-11-25 stdio)', () => {
       serverFields: { a: { cache: false } },
       fastLane: true,
     });
-    const c = await rawClient(h);
+    const c = await rawSession((t) => h.proxy.connect(t));
     await c.send({ id: 1, method: 'resources/read', params: { uri: 'a+x://slow' } });
     await slow.until(1);
     await c.send({ method: 'notifications/cancelled', params: { requestId: 1, reason: 'changed my mind' } });
@@ -224,12 +185,14 @@ describe('the edge fast lane (2025-11-25 stdio)', () => {
     for (const fastLane of [true, false]) {
       const log = newInputLog();
       await using h = await startHarness({ upstreams: { a: () => legacyInputUpstream(log) }, serverFields: { a: { cache: false } }, fastLane });
-      const asker = await rawClient(h, { elicitation: { form: {} } }, (request) =>
-        request.method === 'elicitation/create' ? { action: 'accept', content: { name: 'Ada' } } : undefined,
+      const asker = await rawSession(
+        (t) => h.proxy.connect(t),
+        { elicitation: { form: {} } },
+        (request) => (request.method === 'elicitation/create' ? { action: 'accept', content: { name: 'Ada' } } : undefined),
       );
       await asker.send({ id: 1, method: 'resources/read', params: { uri: 'a+ask://name' } });
       expect(await asker.answer(1)).toMatchObject({ result: { contents: [{ text: 'hello Ada' }] } });
-      const plain = await rawClient(h);
+      const plain = await rawSession((t) => h.proxy.connect(t));
       await plain.send({ id: 1, method: 'resources/read', params: { uri: 'a+ask://name' } });
       expect(await plain.answer(1)).toMatchObject({ result: { contents: [{ text: expect.stringMatching(/^error: /) }] } });
     }
