@@ -2,6 +2,7 @@
 // arguments; serves resources/list as pages of 1000 items merged in order, parsing each upstream page, prefixing each
 // uri and serialising each downstream page, with the next two upstreams' lists read ahead (as the gateway does).
 import { spawn } from 'node:child_process';
+import { jsonLines } from './lines.mjs';
 
 const PAGE = 1000; // the gateway's default list.maxItemsPerPage
 const [countArg, command, ...args] = process.argv.slice(2);
@@ -9,27 +10,11 @@ const count = Number(countArg);
 const env = { ...process.env };
 delete env.NODE_OPTIONS; // the bench's GC hook is for this process, not the upstreams
 
-/** Calls `each` for every complete line of a stream. */
-const lines = (input, each) => {
-  let rest = '';
-  input.setEncoding('utf8');
-  input.on('data', (chunk) => {
-    const text = rest + chunk;
-    const end = text.lastIndexOf('\n');
-    if (end === -1) {
-      rest = text;
-      return;
-    }
-    rest = text.slice(end + 1);
-    for (const line of text.slice(0, end).split('\n')) if (line) each(JSON.parse(line));
-  });
-};
-
 const upstreams = Array.from({ length: count }, (_, k) => {
   const child = spawn(command, args, { stdio: ['pipe', 'pipe', 'inherit'], env });
   const pending = new Map();
   let nextId = 1;
-  lines(child.stdout, (m) => {
+  jsonLines(child.stdout, (m) => {
     const resolve = pending.get(m.id);
     pending.delete(m.id);
     resolve?.(m);
@@ -85,7 +70,7 @@ const page = async (k, offset) => {
 };
 
 const answer = (id, result) => process.stdout.write(`${JSON.stringify({ result, jsonrpc: '2.0', id })}\n`);
-lines(process.stdin, (m) => {
+jsonLines(process.stdin, (m) => {
   if (m.id === undefined) return;
   if (m.method === 'initialize')
     return answer(m.id, {

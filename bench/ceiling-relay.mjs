@@ -1,6 +1,7 @@
 // Bench-only ceiling: the least a stdio relay can do. Spawns the upstream given as arguments, and per message
 // parses, rewrites the URI (strips `bench+` on the way up, adds it to results on the way down) and writes it on.
 import { spawn } from 'node:child_process';
+import { jsonLines } from './lines.mjs';
 
 const PREFIX = 'bench+';
 const [command, ...args] = process.argv.slice(2);
@@ -10,20 +11,15 @@ const child = spawn(command, args, { stdio: ['pipe', 'pipe', 'inherit'], env });
 
 /** Calls `each` for every complete line of a stream, and writes what it returns, one write per chunk. */
 const relay = (input, output, each) => {
-  let rest = '';
-  input.setEncoding('utf8');
-  input.on('data', (chunk) => {
-    const text = rest + chunk;
-    const end = text.lastIndexOf('\n');
-    if (end === -1) {
-      rest = text;
-      return;
-    }
-    rest = text.slice(end + 1);
-    let out = '';
-    for (const line of text.slice(0, end).split('\n')) if (line) out += `${JSON.stringify(each(JSON.parse(line)))}\n`;
-    output.write(out);
-  });
+  let out = '';
+  jsonLines(
+    input,
+    (message) => (out += `${JSON.stringify(each(message))}\n`),
+    () => {
+      output.write(out);
+      out = '';
+    },
+  );
 };
 const prefixed = (items) => {
   if (Array.isArray(items)) for (const item of items) if (typeof item?.uri === 'string') item.uri = PREFIX + item.uri;
