@@ -222,8 +222,10 @@ export class PageWalker {
    * removes its listener from a request's signal: given the walk's own signal, every page already
    * answered would be "cancelled" (a `notifications/cancelled` upstream, an McpError) when the walk
    * stops at the end of each list. A signal per request, linked only while it is pending, avoids that.
+   * The fast path removes its listener when the request settles: there the walk's signal is given as it is.
    */
   private async fetch<T>(method: string, params: Record<string, unknown> | undefined, schema: ResultSchema<T>): Promise<T> {
+    if (this.upstream.releasesSignals) return this.upstream.request(method, params, schema, this.signal);
     const pending = new AbortController();
     const stop = () => pending.abort(this.signal.reason);
     this.signal.addEventListener('abort', stop, { once: true });

@@ -303,6 +303,15 @@ export class Upstream {
     this.retryTimer.unref();
   }
 
+  /**
+   * Whether a plain request made now (`request`, no extras) takes the fast path, whose listener on
+   * the request's signal is removed once the request settles (the SDK Client's never is).
+   */
+  get releasesSignals(): boolean {
+    const client = this.client;
+    return this.fastPath && client !== undefined && client.getNegotiatedProtocolVersion() !== MODERN;
+  }
+
   /** The MCP revision negotiated with the upstream (undefined until connected). */
   get protocolVersion(): string | undefined {
     return this.client?.getNegotiatedProtocolVersion();
