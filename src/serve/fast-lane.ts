@@ -89,7 +89,14 @@ export function fastLane(options: FastLaneOptions): Wrapper<ClassifiedHandler> {
     return (ownRelay ??= relay());
   };
 
-  const settle = (id: Id, controller: AbortController, method: string, uri: string | undefined, by: Caller, outcome: Promise<Record<string, unknown>>) => {
+  const settle = (id: Id, controller: AbortController, method: string, uri: string | undefined, by: Caller, start: () => Promise<Record<string, unknown>>) => {
+    // Started here, so that a synchronous throw is answered like a rejection (as the SDK's dispatch does), never thrown into the transport.
+    let outcome: Promise<Record<string, unknown>>;
+    try {
+      outcome = start();
+    } catch (err) {
+      outcome = Promise.reject(err);
+    }
     outcome.then(
       (result) => {
         if (inFlight.get(id) === controller) inFlight.delete(id);
@@ -114,12 +121,7 @@ export function fastLane(options: FastLaneOptions): Wrapper<ClassifiedHandler> {
     const by = who(extra);
     const relay = relayOf(by);
     const run = (): Promise<Record<string, unknown>> => gate.read(by, uri, controller.signal, relay);
-    settle(
-      id,
-      controller,
-      'resources/read',
-      uri,
-      by,
+    settle(id, controller, 'resources/read', uri, by, () =>
       tracing() ? traceDownstream({ method: request.method, params: request.params, id, session: () => by.session, protocolVersion }, run) : run(),
     );
   };
@@ -143,12 +145,7 @@ export function fastLane(options: FastLaneOptions): Wrapper<ClassifiedHandler> {
         },
         (context) => gate.callTool(by, params, context),
       );
-    settle(
-      id,
-      controller,
-      'tools/call',
-      undefined,
-      by,
+    settle(id, controller, 'tools/call', undefined, by, () =>
       tracing() ? traceDownstream({ method: request.method, params, id, session: () => by.session, protocolVersion }, run) : run(),
     );
   };
