@@ -49,9 +49,8 @@ const STATELESS: Session = { id: 'stateless', sendUpdated: () => undefined, send
  */
 export class SessionOpener {
   private readonly servers = new Set<Server>();
-  /** What each session Server was offered, for its fast lane. */
-  private readonly offersOf = new WeakMap<Server, Offers>();
-  private readonly eraOf = new WeakMap<Server, Era>();
+  /** The fast lane of each session Server whose era allows one, made with what the Server was offered. */
+  private readonly lanes = new WeakMap<Server, (send: Send) => Wrapper<ClassifiedHandler>>();
   private ids = 0;
 
   constructor(private readonly options: SessionOpenerOptions) {}
@@ -65,7 +64,8 @@ export class SessionOpener {
   /** Opens one downstream session (see `Proxy.openSession`). */
   open(sessionOptions: SessionOptions = {}): DownstreamSession {
     const { gate, sessions, relay, logger, serverInfo, bridge } = this.options;
-    const { servers, offersOf, eraOf } = this;
+    const { servers, lanes } = this;
+    const laneOn = this.options.fastLane !== false;
     const offered = () => this.offered();
     let current: Server | undefined;
     let open = true;
@@ -150,8 +150,10 @@ export class SessionOpener {
       createServer(era) {
         const offers = offered();
         const server = createFacadeServer({ gate, caller, session, logger, serverInfo, era, ...offers, ...(bridge ? { bridge } : {}) });
-        offersOf.set(server, offers.offers ?? NO_OFFERS);
-        eraOf.set(server, era);
+        if (laneOn && edgeOf(era).fastLane) {
+          const lane = { gate, caller, logger, edge: edgeOf(era), offers: offers.offers ?? NO_OFFERS, bridge, server };
+          lanes.set(server, (send) => fastLane({ ...lane, send }));
+        }
         if (!counted && open && metrics.enabled) {
           counted = { kind: { transport: caller.transport, era: edgeOf(era).revision }, listen: false };
           metrics.session(counted.kind, 1);
@@ -171,7 +173,7 @@ export class SessionOpener {
         );
         return server;
       },
-      fastLane: (server, send) => this.fastLaneFor(server, caller, send),
+      fastLane: (server, send) => lanes.get(server)?.(send),
       close() {
         if (!open) return;
         open = false;
@@ -182,15 +184,6 @@ export class SessionOpener {
       },
     };
     return handle;
-  }
-
-  /** The fast lane of a session Server, when the lane is on and the Server's era allows it. */
-  private fastLaneFor(server: Server, caller: Caller, send: Send): Wrapper<ClassifiedHandler> | undefined {
-    const offers = this.offersOf.get(server);
-    const era = this.eraOf.get(server);
-    if (this.options.fastLane === false || offers === undefined || era === undefined || !edgeOf(era).fastLane) return undefined;
-    const { gate, logger, bridge } = this.options;
-    return fastLane({ gate, caller, logger, edge: edgeOf(era), offers, bridge, server, send });
   }
 
   private offered(): { offers?: Offers } {
