@@ -10,6 +10,7 @@ import type { Coherence } from './coherence.js';
 import type { Upstream } from '../upstream/upstream.js';
 import type { UpstreamPool } from '../upstream/pool.js';
 import type { NamespacedUri, UriCodec } from './uri.js';
+import { shareJson } from '../wire/shared-json.js';
 import { agedHint, hintOf, withHint, type CacheHint } from './cache-hint.js';
 import { isInputRequired, isPersonal, plainRelay, type CallRelay, type InputRequiredResult } from './relay.js';
 
@@ -72,6 +73,9 @@ const NOT_FOUND_CODES = new Set<number>([JsonRpc.RESOURCE_NOT_FOUND, JsonRpc.INV
  * calls the same instance, passing itself where the operation is per session (subscriptions).
  */
 export class FederatedResources {
+  /** The downstream body of each cached result still alive (see {@link downstream}). */
+  private readonly bodies = new WeakMap<ReadResultT, ReadResultT>();
+
   constructor(private readonly deps: ResourcesDeps) {}
 
   /** `resources/list` or `resources/templates/list`: one merged downstream page. */
@@ -106,6 +110,8 @@ export class FederatedResources {
     const cache = this.deps.cache;
     let result: ReadResultT | InputRequiredResult;
     let hint: CacheHint;
+    /** The result is the cache's entry (stored, so shared and immutable). */
+    let cached = false;
     const call = (s: AbortSignal | undefined) =>
       relay.send(upstream, { method: Methods.read, params: { uri: target.uri }, schema: ReadResult, subject: target.uri, signal: s, principal });
     try {
@@ -122,6 +128,7 @@ export class FederatedResources {
         const outcome = await cache.read({ server, uri: upstreamUri, ttlMs: upstream.config.cacheTtlMs, load, hold, release }, signal);
         result = outcome.result;
         hint = agedHint(hintOf(result), outcome.ageMs, outcome.remainingMs);
+        cached = outcome.remainingMs !== undefined;
         if (trace) {
           trace.cache = outcome.hit ? 'hit' : 'miss';
           if (outcome.shared) trace.coalesced = true;
@@ -129,6 +136,7 @@ export class FederatedResources {
         // Another caller's read asked for that caller's input: this caller makes its own call.
         // eslint-disable-next-line @typescript-eslint/no-unnecessary-condition -- `mine` is set inside the load closure, which the checker does not follow
         if (isPersonal(result) && !mine) {
+          cached = false;
           result = await call(signal);
           if (trace) trace.cache = 'bypass';
         }
@@ -141,10 +149,31 @@ export class FederatedResources {
       throw asNotFound(err, signal);
     }
     if (isInputRequired(result)) return result;
-    // Copy, never rewrite in place: the object may be cached, or the upstream's own (in-memory transports).
     if (trace) trace.bytes = sizeOf(result);
-    // The upstream's hint, aged and capped by the entry it was served from, travels beside the result.
-    return withHint({ ...withoutHopFields(result), contents: result.contents.map((c) => ({ ...c, uri: this.deps.uris.encode(target.server, c.uri) })) }, hint);
+    // The upstream's hint, aged and capped by the entry it was served from, travels beside the result
+    // (on a copy of the top level: the body may be shared).
+    return withHint({ ...this.downstream(result, target.server, cached) }, hint);
+  }
+
+  /**
+   * The body a client gets for `result`: hop fields dropped and every `contents[].uri` encoded into
+   * `server`'s namespace, on a copy (never in place: the object may be cached, or the upstream's own
+   * with in-memory transports). For a cached result (`shared`) the body is made once per entry and
+   * frozen, so every hit shares it and nothing downstream can change it.
+   */
+  private downstream(result: ReadResultT, server: string, shared: boolean): ReadResultT {
+    if (shared) {
+      const made = this.bodies.get(result);
+      if (made) return made;
+    }
+    const body = { ...withoutHopFields(result), contents: result.contents.map((c) => ({ ...c, uri: this.deps.uris.encode(server, c.uri) })) };
+    if (shared) {
+      for (const c of body.contents) Object.freeze(c);
+      shareJson(body.contents); // written once, spliced into every answer (wire/shared-json.ts)
+      Object.freeze(body.contents);
+      this.bodies.set(result, Object.freeze(body));
+    }
+    return body;
   }
 
   /** `resources/subscribe` of `target` (resolved at the edge) for one session (idempotent). */

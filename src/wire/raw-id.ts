@@ -1,5 +1,6 @@
 // A request id as its sender spelled it: the raw lexeme of a numeric id, and the ids a connection has in flight. Pure.
 import type { ReadableId } from './envelope.js';
+import { stringifyMessage } from './shared-json.js';
 
 const QUOTE = 0x22; // "
 const BACKSLASH = 0x5c; // \
@@ -146,7 +147,7 @@ export class RequestIds {
     if (message.method !== undefined || (typeof id !== 'string' && typeof id !== 'number') || !this.open.has(id)) return JSON.stringify(message);
     const lexeme = this.open.get(id);
     this.open.delete(id);
-    return lexeme === undefined ? JSON.stringify(message) : withRawId(message, lexeme);
+    return lexeme === undefined ? stringifyMessage(message) : withRawId(message, lexeme);
   }
 }
 
@@ -164,6 +165,6 @@ export function spelledId(id: ReadableId, text: string): string {
 /** `message` as JSON with its `id` written as `lexeme` (a JSON number as sent), first. */
 export function withRawId(message: object, lexeme: string): string {
   const { id: _id, ...rest } = message as { id?: unknown };
-  const body = JSON.stringify(rest);
+  const body = stringifyMessage(rest);
   return body === '{}' ? `{"id":${lexeme}}` : `{"id":${lexeme},${body.slice(1)}`;
 }
