@@ -1,4 +1,5 @@
 // The one decision point: every resource operation and notification is decided by policy, rate limited and audited here.
+import type { SignalSource } from '../federation/lazy-signal.js';
 import { sha256Hex } from '../audit/record.js';
 import { ErrorCodes, JsonRpcError, ProxyError, rateLimited, unknownItem } from '../errors.js';
 import { canonicalize } from '../audit/jcs.js';
@@ -228,14 +229,14 @@ export class AccessGate {
    * `resources/read`: rate limited, decided, then read (through the cache). `relay` carries the call
    * upstream (the bridge, when the caller may be asked for input): the answer may then be `input_required`.
    */
-  read(caller: Caller, uri: string, signal?: AbortSignal, relay?: CallRelay): Promise<ReadResultT | InputRequiredResult> {
+  read(caller: Caller, uri: string, signal?: SignalSource, relay?: CallRelay): Promise<ReadResultT | InputRequiredResult> {
     const limited = this.rules.limiter.take(caller);
     // A shared limiter answers after one round trip; the local one at once (no extra turn).
     if (limited instanceof Promise) return limited.then((l) => this.readTaken(l, caller, uri, signal, relay));
     return this.readTaken(limited, caller, uri, signal, relay);
   }
 
-  private readTaken(limited: TakeResult, caller: Caller, uri: string, signal?: AbortSignal, relay?: CallRelay): Promise<ReadResultT | InputRequiredResult> {
+  private readTaken(limited: TakeResult, caller: Caller, uri: string, signal?: SignalSource, relay?: CallRelay): Promise<ReadResultT | InputRequiredResult> {
     const trace: OperationTrace = {};
     if (!limited.ok) {
       const error = rateLimited(limited.retryAfterMs);

@@ -1,4 +1,5 @@
 // Read cache: single-flight upstream reads, reuse only where opted in or hinted, byte-bounded, TTL on an injected clock.
+import { signalOf, type SignalSource } from './lazy-signal.js';
 import { isPersonal } from './relay.js';
 import { LRUCache } from 'lru-cache';
 import type { ReadResultT } from '../protocol.js';
@@ -95,7 +96,7 @@ export class ReadCache {
   }
 
   /** Serves a stored entry, joins the read in flight, or starts one; `signal` only abandons this caller's wait. */
-  async read(req: CacheLoad, signal?: AbortSignal): Promise<CacheOutcome> {
+  async read(req: CacheLoad, signal?: SignalSource): Promise<CacheOutcome> {
     const key = encodeUri(req.server, req.uri);
     const cached = this.lru.get(key);
     if (cached !== undefined) {
@@ -111,7 +112,7 @@ export class ReadCache {
       f.promise.catch(() => undefined); // observed by the callers; never an unhandled rejection
       this.flights.set(key, (flight = f));
     }
-    const result = await abandonable(flight.promise, signal);
+    const result = await abandonable(flight.promise, signalOf(signal)); // a hit never makes the signal
     const remainingMs = this.lru.peek(key) === result ? Math.max(0, this.lru.getRemainingTTL(key)) : undefined;
     return { result, hit: false, shared, ageMs: 0, remainingMs };
   }

@@ -10,6 +10,7 @@ import type { Coherence } from './coherence.js';
 import type { Upstream } from '../upstream/upstream.js';
 import type { UpstreamPool } from '../upstream/pool.js';
 import type { NamespacedUri, UriCodec } from './uri.js';
+import { signalOf, type SignalSource } from './lazy-signal.js';
 import { shareJson } from '../wire/shared-json.js';
 import { agedHint, hintOf, withHint, type CacheHint } from './cache-hint.js';
 import { isInputRequired, isPersonal, plainRelay, type CallRelay, type InputRequiredResult } from './relay.js';
@@ -101,7 +102,7 @@ export class FederatedResources {
    */
   async read(
     target: NamespacedUri,
-    signal?: AbortSignal,
+    signal?: SignalSource,
     trace?: OperationTrace,
     principal?: string,
     relay: CallRelay = plainRelay,
@@ -137,16 +138,16 @@ export class FederatedResources {
         // eslint-disable-next-line @typescript-eslint/no-unnecessary-condition -- `mine` is set inside the load closure, which the checker does not follow
         if (isPersonal(result) && !mine) {
           cached = false;
-          result = await call(signal);
+          result = await call(signalOf(signal));
           if (trace) trace.cache = 'bypass';
         }
       } else {
         if (trace) trace.cache = 'bypass';
-        result = await call(signal);
+        result = await call(signalOf(signal));
         hint = hintOf(result);
       }
     } catch (err) {
-      throw asNotFound(err, signal);
+      throw asNotFound(err, signalOf(signal));
     }
     if (isInputRequired(result)) return result;
     if (trace) trace.bytes = sizeOf(result);

@@ -14,6 +14,7 @@ import { relayedCall } from './relayed-call.js';
 import { failureAnswer } from './request-failure.js';
 import { callerOf } from './request-caller.js';
 import type { CallRelay } from '../federation/relay.js';
+import { LazyAbort } from '../federation/lazy-signal.js';
 
 /** What the fast lane of one connection needs: the facade's parts, the Server it runs beside, and the connection's outbound. */
 export interface FastLaneOptions {
@@ -61,7 +62,7 @@ interface Request {
 export function fastLane(options: FastLaneOptions): Wrapper<ClassifiedHandler> {
   const { gate, logger, edge, server, send, bridge } = options;
   const tools = options.offers.tools;
-  const inFlight = new Map<Id, AbortController>();
+  const inFlight = new Map<Id, LazyAbort>();
   const protocolVersion = edge.revision;
   // eslint-disable-next-line @typescript-eslint/unbound-method -- an era edge is a plain object of functions
   const { answer, notFoundCode } = edge;
@@ -89,7 +90,7 @@ export function fastLane(options: FastLaneOptions): Wrapper<ClassifiedHandler> {
     return (ownRelay ??= relay());
   };
 
-  const settle = (id: Id, controller: AbortController, method: string, uri: string | undefined, by: Caller, start: () => Promise<Record<string, unknown>>) => {
+  const settle = (id: Id, controller: LazyAbort, method: string, uri: string | undefined, by: Caller, start: () => Promise<Record<string, unknown>>) => {
     // Started here, so that a synchronous throw is answered like a rejection (as the SDK's dispatch does), never thrown into the transport.
     let outcome: Promise<Record<string, unknown>>;
     try {
@@ -100,12 +101,12 @@ export function fastLane(options: FastLaneOptions): Wrapper<ClassifiedHandler> {
     outcome.then(
       (result) => {
         if (inFlight.get(id) === controller) inFlight.delete(id);
-        if (controller.signal.aborted) return;
+        if (controller.aborted) return;
         void send({ result: answer(result), jsonrpc: '2.0', id }).catch((err: unknown) => logger.debug({ err: String(err) }, 'answer not sent'));
       },
       (err: unknown) => {
         if (inFlight.get(id) === controller) inFlight.delete(id);
-        if (controller.signal.aborted) return;
+        if (controller.aborted) return;
         const failure = failureAnswer(logger, method, err, by, { uri, notFoundCode });
         void send(errorAnswer(id, failure.code, failure.message, failure.data) as JSONRPCMessage).catch((e: unknown) =>
           logger.debug({ err: String(e) }, 'answer not sent'),
@@ -116,7 +117,7 @@ export function fastLane(options: FastLaneOptions): Wrapper<ClassifiedHandler> {
 
   const read = (request: Request, uri: string, extra: MessageExtraInfo | undefined) => {
     const { id } = request;
-    const controller = new AbortController();
+    const controller = new LazyAbort(); // a cache hit never makes its AbortController
     inFlight.set(id, controller);
     const by = who(extra);
     const relay = relayOf(by);
@@ -128,10 +129,10 @@ export function fastLane(options: FastLaneOptions): Wrapper<ClassifiedHandler> {
 
   const call = (request: Request, params: Record<string, unknown> & { name: string }, extra: MessageExtraInfo | undefined) => {
     const { id } = request;
-    const controller = new AbortController();
+    const controller = new LazyAbort();
     inFlight.set(id, controller);
     const by = who(extra);
-    const signal = controller.signal;
+    const signal = controller.signal();
     const relay = relayOf(by);
     const run = (): Promise<Record<string, unknown>> =>
       relayedCall(

@@ -44,7 +44,7 @@ describe('stringifyMessage', () => {
   it('an answer to a numeric id spelled differently keeps the spelling, with shared contents spliced in', () => {
     const ids = new RequestIds();
     expect(ids.admit(100, '{"jsonrpc":"2.0","id":1e2,"method":"resources/read"}')).toBe(true);
-    const text = ids.serialise({ jsonrpc: '2.0', id: 100, result: { contents: contentsOf('z') } });
+    const text = ids.serialise({ jsonrpc: '2.0', id: 100, result: { contents: contentsOf('z') } } as { id: number });
     expect(text.startsWith('{"id":1e2,')).toBe(true);
     expect(JSON.parse(text)).toEqual({ jsonrpc: '2.0', id: 100, result: { contents: [{ uri: 'a+fixture://x', mimeType: 'text/plain', text: 'z' }] } });
   });
