@@ -1,5 +1,5 @@
 // The one decision point: every resource operation and notification is decided by policy, rate limited and audited here.
-import type { SignalSource } from '../federation/lazy-signal.js';
+import type { SignalSource } from '../cancel.js';
 import { sha256Hex } from '../audit/record.js';
 import { ErrorCodes, JsonRpcError, ProxyError, rateLimited, unknownItem } from '../errors.js';
 import { canonicalize } from '../audit/jcs.js';

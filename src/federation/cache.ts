@@ -1,5 +1,5 @@
 // Read cache: single-flight upstream reads, reuse only where opted in or hinted, byte-bounded, TTL on an injected clock.
-import { signalOf, type SignalSource } from './lazy-signal.js';
+import { onAbort, type SignalSource } from '../cancel.js';
 import { isPersonal } from './relay.js';
 import { LRUCache } from 'lru-cache';
 import type { ReadResultT } from '../protocol.js';
@@ -112,7 +112,7 @@ export class ReadCache {
       f.promise.catch(() => undefined); // observed by the callers; never an unhandled rejection
       this.flights.set(key, (flight = f));
     }
-    const result = await abandonable(flight.promise, signalOf(signal)); // a hit never makes the signal
+    const result = await abandonable(flight.promise, signal);
     const remainingMs = this.lru.peek(key) === result ? Math.max(0, this.lru.getRemainingTTL(key)) : undefined;
     return { result, hit: false, shared, ageMs: 0, remainingMs };
   }
@@ -194,19 +194,18 @@ export function sizeOf(result: ReadResultT): number {
 }
 
 /** Resolves like `p`, but rejects with the signal's reason as soon as `signal` aborts. */
-function abandonable<T>(p: Promise<T>, signal: AbortSignal | undefined): Promise<T> {
+function abandonable<T>(p: Promise<T>, signal: SignalSource | undefined): Promise<T> {
   if (!signal) return p;
   if (signal.aborted) return Promise.reject(signal.reason);
   return new Promise<T>((resolve, reject) => {
-    const onAbort = () => reject(signal.reason);
-    signal.addEventListener('abort', onAbort, { once: true });
+    const off = onAbort(signal, () => reject(signal.reason));
     p.then(
       (v) => {
-        signal.removeEventListener('abort', onAbort);
+        off();
         resolve(v);
       },
       (e: unknown) => {
-        signal.removeEventListener('abort', onAbort);
+        off();
         reject(e);
       },
     );

@@ -1,4 +1,5 @@
 // How a call that may ask the user for input reaches its upstream: the era-neutral seam the bridge (eras/input-bridge.ts) plugs into. Pure types.
+import type { SignalSource } from '../cancel.js';
 import type { CallOptions, RequestExtras, ResultSchema, Upstream } from '../upstream/upstream.js';
 
 /**
@@ -46,7 +47,7 @@ export interface UpstreamCall<T> {
    * `requestState` is bound to it, so a state given out for one call is refused for another.
    */
   subject: string;
-  signal?: AbortSignal | undefined;
+  signal?: SignalSource | undefined;
   /** Who the call is for (fair queueing upstream; held-call bounds). */
   principal?: string | undefined;
   /**
@@ -68,7 +69,7 @@ export function sendUpstream<T>(
   upstream: Upstream,
   call: UpstreamCall<T>,
   params: Record<string, unknown>,
-  signal: AbortSignal | undefined,
+  signal: SignalSource | undefined,
   extras?: RequestExtras,
 ): Promise<T> {
   if (call.long) return upstream.call(call.method, params, call.schema, { ...call.long, signal, principal: call.principal }, extras);

@@ -10,7 +10,7 @@ import type { Coherence } from './coherence.js';
 import type { Upstream } from '../upstream/upstream.js';
 import type { UpstreamPool } from '../upstream/pool.js';
 import type { NamespacedUri, UriCodec } from './uri.js';
-import { signalOf, type SignalSource } from './lazy-signal.js';
+import type { SignalSource } from '../cancel.js';
 import { shareJson } from '../wire/shared-json.js';
 import { agedHint, hintOf, withHint, type CacheHint } from './cache-hint.js';
 import { isInputRequired, isPersonal, plainRelay, type CallRelay, type InputRequiredResult } from './relay.js';
@@ -113,7 +113,7 @@ export class FederatedResources {
     let hint: CacheHint;
     /** The result is the cache's entry (stored, so shared and immutable). */
     let cached = false;
-    const call = (s: AbortSignal | undefined) =>
+    const call = (s: SignalSource | undefined) =>
       relay.send(upstream, { method: Methods.read, params: { uri: target.uri }, schema: ReadResult, subject: target.uri, signal: s, principal });
     try {
       if (cache && upstream.config.cache && !relay.resuming) {
@@ -138,16 +138,16 @@ export class FederatedResources {
         // eslint-disable-next-line @typescript-eslint/no-unnecessary-condition -- `mine` is set inside the load closure, which the checker does not follow
         if (isPersonal(result) && !mine) {
           cached = false;
-          result = await call(signalOf(signal));
+          result = await call(signal);
           if (trace) trace.cache = 'bypass';
         }
       } else {
         if (trace) trace.cache = 'bypass';
-        result = await call(signalOf(signal));
+        result = await call(signal);
         hint = hintOf(result);
       }
     } catch (err) {
-      throw asNotFound(err, signalOf(signal));
+      throw asNotFound(err, signal);
     }
     if (isInputRequired(result)) return result;
     if (trace) trace.bytes = sizeOf(result);
@@ -236,7 +236,7 @@ export class FederatedResources {
 }
 
 /** An upstream's own "not found" (-32002, or -32602 used by older servers) is our not-found. */
-function asNotFound(err: unknown, signal?: AbortSignal): unknown {
+function asNotFound(err: unknown, signal?: SignalSource): unknown {
   if (signal?.aborted && !(err instanceof ProxyError)) return new ProxyError(ErrorCodes.CANCELLED, 'request cancelled');
   if (err instanceof ProxyError && err.code === ErrorCodes.UPSTREAM_ERROR && NOT_FOUND_CODES.has(err.details?.rpcCode as number)) {
     return new ProxyError(ErrorCodes.RESOURCE_NOT_FOUND, 'Resource not found', { cause: err, details: err.details });

@@ -14,7 +14,7 @@ import { relayedCall } from './relayed-call.js';
 import { failureAnswer } from './request-failure.js';
 import { callerOf } from './request-caller.js';
 import type { CallRelay } from '../federation/relay.js';
-import { LazyAbort } from '../federation/lazy-signal.js';
+import { LazyAbort } from '../cancel.js';
 
 /** What the fast lane of one connection needs: the facade's parts, the Server it runs beside, and the connection's outbound. */
 export interface FastLaneOptions {
@@ -121,7 +121,7 @@ export function fastLane(options: FastLaneOptions): Wrapper<ClassifiedHandler> {
     inFlight.set(id, controller);
     const by = who(extra);
     const relay = relayOf(by);
-    const run = (): Promise<Record<string, unknown>> => gate.read(by, uri, controller.signal, relay);
+    const run = (): Promise<Record<string, unknown>> => gate.read(by, uri, controller, relay);
     settle(id, controller, 'resources/read', uri, by, () =>
       tracing() ? traceDownstream({ method: request.method, params: request.params, id, session: () => by.session, protocolVersion }, run) : run(),
     );

@@ -1,5 +1,6 @@
 // One upstream MCP server: its Client session, request queue, timeouts, cancellation, status and events.
 import { Client, ProtocolError, SdkError, SdkErrorCode } from '@modelcontextprotocol/client';
+import { onAbort, signalOf, type SignalSource } from '../cancel.js';
 import type { JSONRPCMessage, ServerCapabilities } from '@modelcontextprotocol/client';
 import type { z } from 'zod';
 import type { ServerConfig } from '../config/schema.js';
@@ -99,7 +100,7 @@ export interface UpstreamProgress {
 
 /** How a long request ({@link Upstream.call}) is bounded and who hears its progress. */
 export interface CallOptions {
-  signal?: AbortSignal | undefined;
+  signal?: SignalSource | undefined;
   principal?: string | undefined;
   /** Fails the request this long after it was made, or after the last progress. */
   timeoutMs: number;
@@ -121,8 +122,8 @@ interface Pending {
   schema: ResultSchema<unknown>;
   /** performance.now() past which it has timed out. */
   deadline: number;
-  signal: AbortSignal | undefined;
-  onAbort: (() => void) | undefined;
+  /** Removes the listener on the caller's cancellation (once settled). */
+  offAbort: (() => void) | undefined;
   resolve: (value: unknown) => void;
   reject: (err: unknown) => void;
   /** A long call's bounds: its deadline moves with each progress, never past `maxDeadline`. */
@@ -378,7 +379,7 @@ export class Upstream {
     method: string,
     params: Record<string, unknown> | undefined,
     schema: ResultSchema<T>,
-    signal?: AbortSignal,
+    signal?: SignalSource,
     principal?: string,
     extras?: RequestExtras,
   ): Promise<T> {
@@ -399,7 +400,7 @@ export class Upstream {
     method: string,
     params: Record<string, unknown> | undefined,
     schema: ResultSchema<T>,
-    signal: AbortSignal | undefined,
+    signal: SignalSource | undefined,
     principal: string | undefined,
     long: CallOptions | undefined,
     extras: RequestExtras | undefined,
@@ -430,7 +431,7 @@ export class Upstream {
       const remaining = Math.max(1, Math.round(deadline - performance.now()));
       extras?.onSent?.(remaining);
       const options: Record<string, unknown> = { timeout: remaining + extraMs }; // the queue wait is never extended
-      if (signal) options.signal = signal;
+      if (signal) options.signal = signalOf(signal);
       if (extras?.allowInputRequired === true) options.allowInputRequired = true;
       if (long) {
         options.timeout = timeoutMs + extraMs;
@@ -474,21 +475,18 @@ export class Upstream {
     params: Record<string, unknown> | undefined,
     schema: ResultSchema<unknown>,
     deadline: number,
-    signal: AbortSignal | undefined,
+    signal: SignalSource | undefined,
     long?: FastLong,
   ): Promise<unknown> {
     const transport = client.transport;
     if (!transport) return Promise.reject(new SdkError(SdkErrorCode.NotConnected, 'Not connected'));
     return new Promise((resolve, reject) => {
       const id = this.nextId--;
-      const entry: Pending = { id, method, schema, deadline, signal, onAbort: undefined, resolve, reject, long };
+      const entry: Pending = { id, method, schema, deadline, offAbort: undefined, resolve, reject, long };
       // A long call carries a progress token of ours (its id, as the Client does), whoever listens: progress moves its deadline.
       if (long) params = { ...params, _meta: { ...(params?._meta as Record<string, unknown> | undefined), progressToken: id } };
       this.pending.set(id, entry);
-      if (signal) {
-        entry.onAbort = () => this.cancelPending(entry, signal.reason);
-        signal.addEventListener('abort', entry.onAbort, { once: true });
-      }
+      if (signal) entry.offAbort = onAbort(signal, () => this.cancelPending(entry, signal.reason));
       if (deadline < this.sweepAt) this.armSweep(deadline);
       const message = params === undefined ? { jsonrpc: '2.0', id, method } : { jsonrpc: '2.0', id, method, params };
       transport.send(message as JSONRPCMessage).catch((err: unknown) => this.settle(entry, err));
@@ -525,7 +523,7 @@ export class Upstream {
 
   private settle(entry: Pending, err: unknown, result?: unknown): void {
     if (!this.pending.delete(entry.id)) return;
-    if (entry.onAbort) entry.signal?.removeEventListener('abort', entry.onAbort);
+    entry.offAbort?.();
     if (err === undefined) entry.resolve(result);
     else entry.reject(err);
   }
@@ -684,7 +682,7 @@ export class Upstream {
     for (const l of this.statusListeners) l(status);
   }
 
-  private translate(err: unknown, signal: AbortSignal | undefined): ProxyError {
+  private translate(err: unknown, signal: SignalSource | undefined): ProxyError {
     if (err instanceof ProxyError) return err;
     if (signal?.aborted) return new ProxyError(ErrorCodes.CANCELLED, 'request cancelled', { cause: err });
     const rpcCode = rpcCodeOf(err);
