@@ -1,9 +1,11 @@
 // Tool calls and prompt gets in flight per upstream: where an upstream's log message during a call goes.
+import type { SignalSource } from '../cancel.js';
 import type { CallRelay } from './relay.js';
 
 /** What the caller of one call hears besides its answer. */
 export interface CallContext {
-  signal?: AbortSignal | undefined;
+  /** Aborts when the caller cancels. */
+  signal?: SignalSource | undefined;
   /** Who the call is for (fair share of the upstream's slots). */
   principal?: string | undefined;
   /** The upstream's progress, relayed (the caller asked with a progress token). */

@@ -132,7 +132,7 @@ export function fastLane(options: FastLaneOptions): Wrapper<ClassifiedHandler> {
     const controller = new LazyAbort();
     inFlight.set(id, controller);
     const by = who(extra);
-    const signal = controller.signal();
+    const signal = controller;
     const relay = relayOf(by);
     const run = (): Promise<Record<string, unknown>> =>
       relayedCall(

@@ -1,10 +1,11 @@
 // One tools/call or prompts/get with its caller's progress and messages relayed, answered only after what it relayed has been handed to the transport.
+import type { SignalSource } from '../cancel.js';
 import type { CallContext } from '../federation/calls-in-flight.js';
 
 /** What one relayed call needs from the request being served. */
 export interface RelayedRequest {
   /** Aborts when the caller cancels. */
-  signal: AbortSignal;
+  signal: SignalSource;
   principal: string;
   /** The caller's progress token, when it asked for progress. */
   progressToken: unknown;
