@@ -1,4 +1,4 @@
-#!/usr/bin/env -S node --max-semi-space-size=4 --heap-growing-percent=100
+#!/usr/bin/env -S node --max-semi-space-size=4
 // Command line: `serve` (stdio or --http), `ls` prints the catalog, `token new`, `policy check`, `audit verify`, `reload --check`.
 // The shebang tunes V8 for a long-running relay: a 4 MB young generation (Node's default is 16 MB)
 // lowered both peak RSS and CPU per relayed message; heap growth of 100% instead of V8's adaptive
