@@ -78,6 +78,8 @@ const PER_ITEM: PolicyDecision = { allow: true, rule: 'per-item' };
 const RATE_LIMITED: PolicyDecision = { allow: false, rule: 'rate-limit' };
 const COMPLETION_LIMITED: PolicyDecision = { allow: false, rule: 'completion-rate-limit' };
 const CALL_LIMITED: PolicyDecision = { allow: false, rule: 'call-rate-limit' };
+/** Canonical arguments up to this many characters key a call's fair share as they are (longer ones by their hash). */
+const MAX_PLAIN_KEY = 256;
 const UNKNOWN: PolicyDecision = { allow: false, rule: 'default' };
 /** A caller whose credential is gone: nothing is allowed. */
 const REVOKED: PolicyDecision = { allow: false, rule: POLICY_OUTCOMES.revoked };
@@ -429,10 +431,19 @@ export class AccessGate {
     const method = kind === 'tools' ? 'tools/call' : 'prompts/get';
     const args = params.arguments ?? {};
     const canonical = canonicalArguments(args);
-    // The result's size is weighed only for an audit record (nothing else reads it).
-    const trace: OperationTrace = { name: params.name, argumentsSha256: sha256Hex(canonical), weigh: this.options.audit !== noopAuditLog };
+    const audited = this.options.audit !== noopAuditLog;
+    // The result's size is weighed only for an audit record (nothing else reads it). The arguments'
+    // hash is for the record too, and keys the call's fair share upstream: without a record, short
+    // canonical arguments are their own key.
+    const trace: OperationTrace = {
+      name: params.name,
+      argumentsSha256: audited || canonical.length > MAX_PLAIN_KEY ? sha256Hex(canonical) : undefined,
+      argumentsKey: canonical,
+      weigh: audited,
+    };
     if (this.itemParts().recordArguments) trace.arguments = canonical;
-    const limited = await this.rules.calls?.take(caller); // a shared limiter answers after one round trip
+    const calls = this.rules.calls;
+    const limited = calls ? await calls.take(caller) : undefined; // a shared limiter answers after one round trip
     if (limited && !limited.ok) {
       const error = rateLimited(limited.retryAfterMs);
       return this.recorded(caller, method, undefined, trace, CALL_LIMITED, 'rate_limited', this.now()).then(() => Promise.reject(error));
@@ -451,9 +462,10 @@ export class AccessGate {
     run: (found: FoundItem) => Promise<T>,
   ): Promise<T> {
     const started = this.now();
-    let found: FoundItem | undefined;
+    const catalog = this.itemParts().catalog;
+    let found = catalog.findNow(kind, name); // known and current: no turn waited
     try {
-      found = await this.itemParts().catalog.find(kind, name);
+      found ??= await catalog.find(kind, name);
     } catch (err) {
       await this.recorded(caller, method, undefined, trace, UNKNOWN, outcomeOf(err), started);
       throw err;

@@ -71,6 +71,21 @@ export class ItemCatalog {
    * The item `clientName` stands for, or undefined when no ready upstream has one by that name.
    * Throws the upstream's failure when its list cannot be fetched.
    */
+  /**
+   * {@link find} without waiting, for the common case: the owner is ready and what it listed is
+   * known and current, and holds `clientName`. Undefined when {@link find} has anything to wait for
+   * or to decide (then call it).
+   */
+  findNow(kind: ItemKind, clientName: string): FoundItem | undefined {
+    const server = this.options.names.serverOf(clientName);
+    const upstream = server === undefined ? undefined : this.options.pool.get(server);
+    if (!upstream || server === undefined || upstream.status !== 'ready' || !upstream.supports(SPECS[kind].capability)) return undefined;
+    const entry = this.entries.get(`${kind}\u0000${upstream.id}`);
+    if (!entry || entry.generation !== upstream.generation) return undefined;
+    const item = entry.items.get(clientName);
+    return item ? { kind, server, upstream, name: item.name as string, clientName, item } : undefined;
+  }
+
   async find(kind: ItemKind, clientName: string): Promise<FoundItem | undefined> {
     const server = this.options.names.serverOf(clientName);
     const upstream = server === undefined ? undefined : this.options.pool.get(server);

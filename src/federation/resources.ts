@@ -43,8 +43,10 @@ export interface OperationTrace {
   filtered?: number;
   /** Tools and prompts: the name the client sent. */
   name?: string;
-  /** Tools and prompts: hex SHA-256 of the canonical JSON (RFC 8785) of the arguments. */
-  argumentsSha256?: string;
+  /** Tools and prompts: hex SHA-256 of the canonical JSON (RFC 8785) of the arguments (made when an audit record or a long key needs it). */
+  argumentsSha256?: string | undefined;
+  /** Tools and prompts: the canonical JSON of the arguments, which keys the call's fair share upstream when it has no hash. */
+  argumentsKey?: string;
   /** Whether `bytes` is wanted (an audit record holds it). Default: true. */
   weigh?: boolean;
   /** Tools and prompts, with `audit.arguments`: the canonical JSON of the arguments. */

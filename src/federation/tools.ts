@@ -124,7 +124,7 @@ export function longCallOf(timeouts: TimeoutsConfig, found: FoundItem, relay: Ca
     timeoutMs: timeouts.callMs,
     maxTotalMs: timeouts.callMaxMs,
     onProgress: relay.onProgress,
-    key: `${found.kind}\u0000${found.name}\u0000${trace?.argumentsSha256 ?? ''}`,
+    key: `${found.kind}\u0000${found.name}\u0000${trace?.argumentsSha256 ?? trace?.argumentsKey ?? ''}`,
   };
 }
 

@@ -91,12 +91,16 @@ describe('long calls on the fast path', () => {
     });
     const c = await h.client();
     const heard: number[] = [];
-    const ticking = rpcError(c.callTool({ name: 't__ticker', arguments: {} }, undefined, { onprogress: (p) => heard.push(p.progress), timeout: 60_000 }));
+    const started = performance.now();
+    const ticking = rpcError(
+      c.callTool({ name: 't__ticker', arguments: {} }, undefined, { onprogress: () => heard.push(performance.now() - started), timeout: 60_000 }),
+    );
     expect((await ticking).code).toBe(-32001);
     // The SDK Client (MCP_FEDERATE_SDK_REQUESTS=1) gives up at its maxTotalTimeout without telling the upstream; the fast path tells it.
     if (process.env.MCP_FEDERATE_SDK_REQUESTS !== '1') await cancelled.until(1);
-    // It lived past callMs on its progress (each tick moved the deadline), and the caller heard it under its own token.
-    expect(heard.length).toBeGreaterThan(400 / 50);
+    // It lived past callMs on its progress (each tick moved the deadline): the caller heard, under its
+    // own token, a tick sent after callMs had passed (however slowly a loaded machine ticks).
+    expect(Math.max(...heard)).toBeGreaterThan(400);
     expect(await c.callTool({ name: 't__steps', arguments: {} })).toMatchObject({ content: [{ text: 'done' }] });
   });
 });
