@@ -155,12 +155,19 @@ export function traceUpstream<T>(
   );
 }
 
-/** A copy of `params` whose `_meta` (a copy too) carries the trace context of `ctx` (traceparent, tracestate, baggage). */
+/**
+ * A copy of `params` whose `_meta` (a copy too) carries the trace context of `ctx` (traceparent,
+ * tracestate, baggage). Copied with `Object.assign`, not `{ ...params, _meta }`: on Node 20 a spread
+ * followed by a property costs about 0.5 to 1 µs when `params` was made by an object literal (as
+ * the gateway's upstream params are), against some 30 ns.
+ */
 function carrying(params: Record<string, unknown> | undefined, ctx: Context): Record<string, unknown> {
   const own = params?._meta as Record<string, unknown> | undefined;
-  const meta: Record<string, unknown> = own ? { ...own } : {};
+  const meta: Record<string, unknown> = own ? Object.assign({}, own) : {};
   propagation.inject(ctx, meta);
-  return { ...params, _meta: meta };
+  const sent: Record<string, unknown> = Object.assign({}, params);
+  sent._meta = meta;
+  return sent;
 }
 
 /** `run()`, with a synchronous throw turned into a rejection. */
