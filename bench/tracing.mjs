@@ -13,16 +13,18 @@ const N = { reads: Number(process.env.BENCH_READS ?? 100_000), inFlight: 32, rep
  *   first export (`context.with` around it): from then on Node 20 runs promise hooks on every promise;
  * - `server`: the OTel Node SDK as bench/metrics.mjs loads it (`BatchSpanProcessor`, an exporter
  *   that drops every span), the SERVER span only;
- * - `both`: the same SDK, the SERVER span and the upstream request's CLIENT span, as a read makes.
+ * - `both`: the same SDK, the SERVER span and the upstream request's CLIENT span, as a read makes;
+ * - `sampled`: as `both`, with a sampler that records one trace in ten (`parentbased_traceidratio`, 0.1).
  */
-const VARIANTS = ['none', 'hooks', 'server', 'both'];
+const VARIANTS = ['none', 'hooks', 'server', 'both', 'sampled'];
 
 async function child(variant) {
   if (variant === 'hooks') new (await import('node:async_hooks')).AsyncLocalStorage().run(1, () => undefined);
-  if (variant === 'server' || variant === 'both') {
-    const { NodeTracerProvider, BatchSpanProcessor } = await import(join(ROOT, 'node_modules/@opentelemetry/sdk-trace-node/build/src/index.js'));
+  if (variant !== 'none' && variant !== 'hooks') {
+    const sdk = await import(join(ROOT, 'node_modules/@opentelemetry/sdk-trace-node/build/src/index.js'));
     const drop = { export: (_spans, done) => done({ code: 0 }), shutdown: async () => undefined };
-    new NodeTracerProvider({ spanProcessors: [new BatchSpanProcessor(drop)] }).register();
+    const sampler = variant === 'sampled' ? new sdk.ParentBasedSampler({ root: new sdk.TraceIdRatioBasedSampler(0.1) }) : undefined;
+    new sdk.NodeTracerProvider({ sampler, spanProcessors: [new sdk.BatchSpanProcessor(drop)] }).register();
   }
   const t = await import(join(ROOT, 'dist/observe/tracing.js'));
   /** The gateway's read, reduced to its shape: a few turns of work, the upstream request answered on a later turn, a few more. */
@@ -35,7 +37,7 @@ async function child(variant) {
     const run = async () => {
       await work(N.awaits / 2);
       const upstream = { uri: `fixture://res/${i % 500}` };
-      const result = variant === 'both' ? await t.traceUpstream(t.activeContext(), 'docs', 'resources/read', upstream, answer) : await answer(upstream);
+      const result = variant !== 'server' ? await t.traceUpstream(t.activeContext(), 'docs', 'resources/read', upstream, answer) : await answer(upstream);
       await work(N.awaits / 2);
       return result;
     };
