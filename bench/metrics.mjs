@@ -1,4 +1,4 @@
-// Benchmark phase for issue 19: reads/s and proxy CPU per read with metrics off, metrics on, and metrics on with the OTel SDK (no-op exporter) loaded.
+// Benchmark phase for issue 19: reads/s and proxy CPU per read with metrics off, metrics on, metrics on with promise hooks alone, and metrics on with the OTel SDK (no-op exporter) loaded.
 import { mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { dirname, join, resolve } from 'node:path';
@@ -24,6 +24,10 @@ new NodeTracerProvider({ spanProcessors: [new BatchSpanProcessor(drop)] }).regis
 `,
 );
 
+/** A register file that only enters AsyncLocalStorage once, as the SDK's span processors do at their first export: Node 20 then runs promise hooks on every promise. */
+const HOOKS = join(tmp, 'hooks.mjs');
+writeFileSync(HOOKS, `import { AsyncLocalStorage } from 'node:async_hooks';\nnew AsyncLocalStorage().run(1, () => undefined);\n`);
+
 /** The gateway's CPU time so far, in ms: run time in ns from each thread's schedstat (10 ms ticks from stat where there is none). */
 const cpuMs = (pid) => {
   try {
@@ -46,6 +50,12 @@ const pool = async (total, concurrency, task) => {
   );
 };
 
+// BENCH_PROF=<dir> profiles every gateway (--cpu-prof, one file per pid, printed below); BENCH_NODE_ARGS adds node flags to each (e.g. `--import ./count.mjs`).
+const EXTRA_NODE_ARGS = [
+  ...(process.env.BENCH_PROF ? ['--cpu-prof', '--cpu-prof-dir', process.env.BENCH_PROF] : []),
+  ...(process.env.BENCH_NODE_ARGS?.split(' ').filter(Boolean) ?? []),
+];
+
 /** Starts the proxy over stdio with `metrics` (and `nodeArgs`), reads until settled, and returns the client and the proxy's pid. */
 async function start(variant) {
   const config = {
@@ -56,7 +66,7 @@ async function start(variant) {
   writeFileSync(file, JSON.stringify(config));
   const transport = new StdioClientTransport({
     command: process.execPath,
-    args: [...variant.nodeArgs, CLI, '--config', file, '--log-level', 'warn'],
+    args: [...variant.nodeArgs, ...EXTRA_NODE_ARGS, CLI, '--config', file, '--log-level', 'warn'],
     stderr: 'ignore',
   });
   const client = new Client({ name: 'bench-metrics', version: '1.0.0' });
@@ -68,8 +78,9 @@ async function start(variant) {
 const ALL = [
   { name: 'off', metrics: false, nodeArgs: [] },
   { name: 'off-again', metrics: false, nodeArgs: [] }, // a second 'off': the noise floor between two identical gateways
-  { name: 'on', metrics: { listen: '127.0.0.1:0' }, nodeArgs: process.env.BENCH_PROF ? ['--cpu-prof', '--cpu-prof-dir', process.env.BENCH_PROF] : [] },
+  { name: 'on', metrics: { listen: '127.0.0.1:0' }, nodeArgs: [] },
   { name: 'on-noproc', metrics: { listen: '127.0.0.1:0', processMetrics: false }, nodeArgs: [] },
+  { name: 'on+hooks', metrics: { listen: '127.0.0.1:0' }, nodeArgs: ['--import', HOOKS] }, // the promise hooks' share of on+otel, without the SDK
   { name: 'on+otel', metrics: { listen: '127.0.0.1:0' }, nodeArgs: ['--import', OTEL] },
 ];
 // BENCH_VARIANTS=off,on picks some.
@@ -91,6 +102,7 @@ for (let rep = 0; rep < N.reps; rep++) {
     results[v.name].cpu.push(((cpuMs(pid) - cpu0) * 1000) / N.reads);
   }
 }
+if (EXTRA_NODE_ARGS.length > 0) process.stdout.write(`gateway pids: ${variants.map((v) => `${v.name} ${handles[v.name].pid}`).join(', ')}\n`);
 for (const v of variants) await handles[v.name].client.close();
 rmSync(tmp, { recursive: true, force: true });
 

@@ -1,6 +1,7 @@
 // OpenTelemetry spans through @opentelemetry/api only: one per downstream request, a child per upstream request, W3C context from `_meta` and headers.
 import {
   context,
+  isSpanContextValid,
   propagation,
   ProxyTracerProvider,
   ROOT_CONTEXT,
@@ -99,7 +100,9 @@ export function traceDownstream<T>(request: DownstreamRequest, run: () => Promis
   const parent = meta ? propagation.extract(context.active(), meta) : context.active();
   const tool = request.method === 'tools/call' ? (request.params as { name?: unknown } | null)?.name : undefined;
   const span = tracerNow().startSpan(typeof tool === 'string' ? `${request.method} ${tool}` : request.method, { kind: SpanKind.SERVER }, parent);
-  if (!span.isRecording()) return run();
+  // Not sampled: nothing to record, but the span still goes in the context, so that its upstream
+  // requests follow the same decision and pass the trace on as unsampled (never start traces of their own).
+  if (!span.isRecording()) return context.with(trace.setSpan(parent, span), run);
   span.setAttribute('mcp.method.name', request.method);
   span.setAttribute('mcp.protocol.version', request.protocolVersion);
   const session = request.session();
@@ -124,7 +127,8 @@ export function activeContext(): Context {
 /**
  * Runs one upstream request in a CLIENT span, child of the span active in `parent` (the downstream
  * request's), sending the params with the span's context in `_meta` (traceparent, tracestate,
- * baggage) when it records.
+ * baggage). A span the sampler left out records nothing, but its trace still goes in `_meta`,
+ * marked unsampled, so the upstream follows the same decision.
  */
 export function traceUpstream<T>(
   parent: Context,
@@ -135,19 +139,35 @@ export function traceUpstream<T>(
 ): Promise<T> {
   if (parent === ROOT_CONTEXT && !tracing()) return send(params);
   const span = tracerNow().startSpan(method, { kind: SpanKind.CLIENT }, parent);
-  if (!span.isRecording()) return send(params);
+  if (!span.isRecording()) {
+    // Not sampled: no span to record, but the trace and its decision still reach the upstream (W3C flags 00).
+    return isSpanContextValid(span.spanContext()) ? send(carrying(params, trace.setSpan(parent, span))) : send(params);
+  }
   span.setAttribute('mcp.method.name', method);
   span.setAttribute('mcp_federate.server', server);
   if (typeof params?.uri === 'string') span.setAttribute('mcp.resource.uri', params.uri); // sent only once allowed
   if (method === 'tools/call' && typeof params?.name === 'string') span.setAttribute('gen_ai.tool.name', params.name);
-  const own = params?._meta as Record<string, unknown> | undefined;
-  const meta: Record<string, unknown> = own ? { ...own } : {};
   const active = trace.setSpan(parent, span);
-  propagation.inject(active, meta);
+  const sent = carrying(params, active);
   return ended(
     span,
-    settle(() => context.with(active, () => send({ ...params, _meta: meta }))),
+    settle(() => context.with(active, () => send(sent))),
   );
+}
+
+/**
+ * A copy of `params` whose `_meta` (a copy too) carries the trace context of `ctx` (traceparent,
+ * tracestate, baggage). Copied with `Object.assign`, not `{ ...params, _meta }`: on Node 20 a spread
+ * followed by a property costs about 0.5 to 1 µs when `params` was made by an object literal (as
+ * the gateway's upstream params are), against some 30 ns.
+ */
+function carrying(params: Record<string, unknown> | undefined, ctx: Context): Record<string, unknown> {
+  const own = params?._meta as Record<string, unknown> | undefined;
+  const meta: Record<string, unknown> = own ? Object.assign({}, own) : {};
+  propagation.inject(ctx, meta);
+  const sent: Record<string, unknown> = Object.assign({}, params);
+  sent._meta = meta;
+  return sent;
 }
 
 /** `run()`, with a synchronous throw turned into a rejection. */

@@ -484,7 +484,7 @@ export class Upstream {
       const id = this.nextId--;
       const entry: Pending = { id, method, schema, deadline, offAbort: undefined, resolve, reject, long };
       // A long call carries a progress token of ours (its id, as the Client does), whoever listens: progress moves its deadline.
-      if (long) params = { ...params, _meta: { ...(params?._meta as Record<string, unknown> | undefined), progressToken: id } };
+      if (long) params = withProgressToken(params, id);
       this.pending.set(id, entry);
       if (signal) entry.offAbort = onAbort(signal, () => this.cancelPending(entry, signal.reason));
       if (deadline < this.sweepAt) this.armSweep(deadline);
@@ -757,4 +757,17 @@ function describeFailure(err: unknown): string {
   if (typeof status !== 'number' || err.message.includes(String(status))) return err.message;
   const statusText = (err as { statusText?: unknown }).statusText;
   return `${err.message.replace(/:\s*$/, '')} (HTTP ${status}${typeof statusText === 'string' && statusText ? ` ${statusText}` : ''})`;
+}
+
+/**
+ * A copy of `params` whose `_meta` (a copy too) carries `progressToken`. Copied with `Object.assign`:
+ * on Node 20 `{ ...params, _meta }` costs about 0.6 µs when `_meta` is a key `params` lacks, against
+ * some 80 ns.
+ */
+function withProgressToken(params: Record<string, unknown> | undefined, progressToken: number): Record<string, unknown> {
+  const meta: Record<string, unknown> = Object.assign({}, params?._meta as Record<string, unknown> | undefined);
+  meta.progressToken = progressToken;
+  const sent: Record<string, unknown> = Object.assign({}, params);
+  sent._meta = meta;
+  return sent;
 }

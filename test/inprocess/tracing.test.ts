@@ -88,6 +88,17 @@ describe('OpenTelemetry traces', () => {
     await client.close();
   });
 
+  it("honours a client's unsampled traceparent: no span is recorded, and the upstream gets the same trace, still unsampled", async () => {
+    const client = await h.client();
+    exporter.reset();
+    await client.readResource({ uri: 'docs+file:///unsampled.md', _meta: { traceparent: `00-${TRACE_ID}-${CLIENT_SPAN}-00` } });
+    expect(exporter.getFinishedSpans()).toEqual([]); // no orphan CLIENT span starting a trace of its own
+    const sent = String(metas.at(-1)!.traceparent);
+    expect(sent).toMatch(new RegExp(`^00-${TRACE_ID}-[0-9a-f]{16}-00$`));
+    expect(sent).not.toContain(CLIENT_SPAN); // the gateway's own (unrecorded) span, a hop further
+    await client.close();
+  });
+
   it('over HTTP, a traceparent header is continued when the request carries none in _meta', async () => {
     const endpoint = testEndpoint(h.proxy);
     const url = await endpoint.listen();
