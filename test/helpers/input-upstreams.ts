@@ -163,8 +163,12 @@ export interface BridgeRig extends AsyncDisposable {
   logs: Record<string, unknown>[];
   /** A 2025-11-25 client (SDK v1) declaring `capabilities`, answering with `answers`. */
   legacyClient(caller: CallerIdentity, capabilities: ClientCapabilities, answers?: ClientAnswers): Promise<LegacyClient>;
-  /** A 2026-07-28 client (SDK v2) declaring `capabilities`, answering with `answers` (it fulfils input_required itself). */
-  modernClient(caller: CallerIdentity, capabilities: Record<string, unknown>, answers?: ClientAnswers): Promise<ModernClient>;
+  /**
+   * A client on SDK v2 declaring `capabilities`, answering with `answers`. `mode` is its version
+   * negotiation: `auto` (the default) is served 2026-07-28 and fulfils input_required itself;
+   * `legacy` is the plain 2025-11-25 initialize, the 2025 path driven by SDK v2.
+   */
+  modernClient(caller: CallerIdentity, capabilities: Record<string, unknown>, answers?: ClientAnswers, mode?: 'auto' | 'legacy'): Promise<ModernClient>;
 }
 
 export interface RigOptions {
@@ -232,10 +236,10 @@ export async function startBridgeRig(options: RigOptions): Promise<BridgeRig> {
       clients.push(client);
       return client;
     },
-    async modernClient(caller, capabilities, answers = {}) {
+    async modernClient(caller, capabilities, answers = {}, mode = 'auto') {
       const [clientSide, serverSide] = ModernInMemory.createLinkedPair();
       await proxy.connect(serverSide, caller);
-      const client = new ModernClient({ name: 'modern-user', version: '1.0.0' }, { capabilities, versionNegotiation: { mode: 'auto' } } as never);
+      const client = new ModernClient({ name: 'modern-user', version: '1.0.0' }, { capabilities, versionNegotiation: { mode } });
       if (answers.elicit) {
         const elicit = answers.elicit;
         client.setRequestHandler('elicitation/create', (req, ctx) => elicit(req.params as Record<string, unknown>, ctx.mcpReq.signal) as never);
