@@ -5,8 +5,11 @@ import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import { ElicitRequestSchema } from '@modelcontextprotocol/sdk/types.js';
-import { CLI, HttpGatewayProcess, ROOT, TempDir, assertBuilt, elicitingModernClient } from './helpers.js';
-import { postRpc } from '../helpers/raw-client.js';
+import { assertBuilt, CLI, ROOT } from '../helpers/built-cli.js';
+import { HttpGatewayProcess } from '../helpers/http-gateway.js';
+import { elicitingModernClient } from '../helpers/sdk-clients.js';
+import { TempDir } from '../helpers/temp-dir.js';
+import { postRpc } from '../helpers/raw-http.js';
 
 const INPUT = path.join(ROOT, 'test', 'fixtures', 'input-server.mjs');
 const CONFIG = {

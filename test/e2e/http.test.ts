@@ -5,8 +5,13 @@ import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import { ResourceUpdatedNotificationSchema } from '@modelcontextprotocol/sdk/types.js';
 import { Client as ModernClient, StreamableHTTPClientTransport as ModernHttpTransport } from '@modelcontextprotocol/client';
-import { initializeRequest, postRpc } from '../helpers/raw-client.js';
-import { HttpGatewayProcess, RemoteFixture, TempDir, runCli, upstreams, within } from './helpers.js';
+import { postRpc } from '../helpers/raw-http.js';
+import { initializeRequest } from '../helpers/rpc-messages.js';
+import { runCli, upstreams } from '../helpers/built-cli.js';
+import { within } from '../helpers/gate.js';
+import { HttpGatewayProcess } from '../helpers/http-gateway.js';
+import { RemoteFixture } from '../helpers/remote-fixture.js';
+import { TempDir } from '../helpers/temp-dir.js';
 
 const TOKENS = { alice: 'alice-token-0123456789abcdef', bob: 'bob-token-0123456789abcdef', carol: 'carol-token-0123456789abcdef' };
 const PASS = { '~standard': { version: 1, vendor: 'test', validate: (value: unknown) => ({ value }) } };

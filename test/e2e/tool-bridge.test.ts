@@ -1,13 +1,16 @@
 // Requests for user input during tools/call and prompts/get, bridged through the built CLI: server-everything's elicitation and sampling tools, and the input fixture in both eras, towards 2025-11-25 clients on SDK v1 and SDK v2, and SDK v2 clients on 2026-07-28.
-import { readFileSync } from 'node:fs';
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
+import { readJsonLines } from '../helpers/logs.js';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js';
 import { CreateMessageRequestSchema, ElicitRequestSchema } from '@modelcontextprotocol/sdk/types.js';
 import { Client as ModernClient, StreamableHTTPClientTransport as ModernHttpTransport } from '@modelcontextprotocol/client';
 import { StdioClientTransport as ModernStdioTransport } from '@modelcontextprotocol/client/stdio';
-import { CLI, HttpGatewayProcess, ROOT, TempDir, assertBuilt, upstreams, elicitingModernClient } from './helpers.js';
+import { assertBuilt, CLI, ROOT, upstreams } from '../helpers/built-cli.js';
+import { HttpGatewayProcess } from '../helpers/http-gateway.js';
+import { elicitingModernClient } from '../helpers/sdk-clients.js';
+import { TempDir } from '../helpers/temp-dir.js';
 
 const INPUT = path.join(ROOT, 'test', 'fixtures', 'input-server.mjs');
 const CONFIG = {
@@ -111,10 +114,7 @@ describe.each(SDKS)('tools/call and prompts/get bridged through the built CLI to
       await client.close();
     }
     // The calls keep their records; each relayed request has its own, naming the tool and the user's answer, never the content.
-    const records = readFileSync(dir.file('audit.jsonl'), 'utf8')
-      .split('\n')
-      .filter(Boolean)
-      .map((l) => JSON.parse(l) as Record<string, unknown>);
+    const records = readJsonLines(dir.file('audit.jsonl'));
     const pick = (r: Record<string, unknown>) => [r.method, r.name, r.server, r.outcome];
     expect(records.filter((r) => r.method === 'tools/call').map(pick)).toEqual([
       ['tools/call', 'everything__trigger-elicitation-request', 'everything', 'ok'],

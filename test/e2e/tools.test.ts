@@ -6,20 +6,13 @@ import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import { LoggingMessageNotificationSchema, ToolListChangedNotificationSchema } from '@modelcontextprotocol/sdk/types.js';
 import { Client as ModernClient, StreamableHTTPClientTransport as ModernHttpTransport } from '@modelcontextprotocol/client';
-import {
-  DirectClient,
-  HttpGatewayProcess,
-  ProxyProcess,
-  ROOT,
-  TempDir,
-  V2Proxy,
-  disposeAll,
-  rpcError,
-  suiteResource,
-  upstreams,
-  within,
-  type StdioUpstream,
-} from './helpers.js';
+import { ROOT, type StdioUpstream, upstreams } from '../helpers/built-cli.js';
+import { within } from '../helpers/gate.js';
+import { HttpGatewayProcess } from '../helpers/http-gateway.js';
+import { rpcError } from '../helpers/rpc-error.js';
+import { DirectClient, ProxyProcess, V2Proxy } from '../helpers/sdk-clients.js';
+import { disposeAll, suiteResource } from '../helpers/suite.js';
+import { TempDir } from '../helpers/temp-dir.js';
 
 const TOOLS_FIXTURE = path.join(ROOT, 'test', 'fixtures', 'tools-server.mjs');
 const LONG = `a_tool_whose_name_is_long_enough_that_prefixing_it_would_pass_sixty_four_characters`;
