@@ -1,6 +1,7 @@
 // Requests for user input during tools/call and prompts/get, bridged through the built CLI: server-everything's elicitation and sampling tools, and the input fixture in both eras, towards 2025-11-25 clients on SDK v1 and SDK v2, and SDK v2 clients on 2026-07-28.
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
+import { PASS } from '../helpers/passthrough.js';
 import { readJsonLines } from '../helpers/logs.js';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js';
@@ -20,7 +21,6 @@ const CONFIG = {
     modern: { command: process.execPath, args: [INPUT], protocol: '2026-07-28' },
   },
 };
-const PASS = { '~standard': { version: 1, vendor: 'test', validate: (value: unknown) => ({ value }) } };
 interface ToolResult {
   content: { type: string; text?: string }[];
   isError?: boolean;

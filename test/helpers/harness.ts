@@ -1,5 +1,4 @@
 // In-process harness: a real proxy core, upstream Servers and downstream Clients over InMemoryTransport.
-import { Writable } from 'node:stream';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { Client as ModernClient, InMemoryTransport as ModernInMemoryTransport } from '@modelcontextprotocol/client';
 import { InMemoryTransport } from '@modelcontextprotocol/sdk/inMemory.js';
@@ -8,6 +7,7 @@ import { parseConfig } from '../../src/config/load.js';
 import { createLogger } from '../../src/logger.js';
 import { createProxy, type CallerIdentity, type Proxy } from '../../src/proxy.js';
 import type { TransportFactory } from '../../src/upstream/transports.js';
+import { jsonLinesSink } from './logs.js';
 
 /**
  * Makes the upstream Server for one connection attempt, or throws to simulate a failed start. A
@@ -53,13 +53,7 @@ export interface Harness extends AsyncDisposable {
 export async function startHarness(options: HarnessOptions): Promise<Harness> {
   const servers = Object.fromEntries(Object.keys(options.upstreams).map((id) => [id, { command: `inmemory:${id}`, ...(options.serverFields?.[id] ?? {}) }]));
   const config = parseConfig({ servers, ...(options.config ?? {}) }, { env: {} });
-  const logs: Record<string, unknown>[] = [];
-  const destination = new Writable({
-    write(chunk, _enc, cb) {
-      for (const line of String(chunk).split('\n')) if (line) logs.push(JSON.parse(line) as Record<string, unknown>);
-      cb();
-    },
-  });
+  const { records: logs, destination } = jsonLinesSink();
   const logger = createLogger({ level: 'debug', destination });
   const transportFactory: TransportFactory = (id) => [
     {

@@ -1,5 +1,4 @@
 // Upstreams that ask the user for input while they serve resources/read, one per era (SDK v1 server requests; SDK v2 input_required), and a proxy in front of them.
-import { Writable } from 'node:stream';
 import { Server as LegacyServer } from '@modelcontextprotocol/sdk/server/index.js';
 import { Client as LegacyClient } from '@modelcontextprotocol/sdk/client/index.js';
 import { InMemoryTransport as LegacyInMemory } from '@modelcontextprotocol/sdk/inMemory.js';
@@ -19,9 +18,10 @@ import { createProxy, type CallerIdentity, type Proxy } from '../../src/proxy.js
 import type { SetTimer } from '../../src/federation/listing.js';
 import type { AuditLog } from '../../src/audit/log.js';
 import type { TransportFactory } from '../../src/upstream/transports.js';
+import { jsonLinesSink } from './logs.js';
 import { counter } from './gate.js';
+import { textContents as text } from './upstream-server.mjs';
 
-const text = (uri: string, body: string) => ({ contents: [{ uri, mimeType: 'text/plain', text: body }] });
 const NAME_SCHEMA = { type: 'object' as const, properties: { name: { type: 'string' as const } }, required: ['name'] };
 
 /** What an input-asking upstream saw: cancellations of its reads, and how its unsolicited request ended. */
@@ -186,13 +186,7 @@ export async function startBridgeRig(options: RigOptions): Promise<BridgeRig> {
     Object.entries(options.upstreams).map(([id, u]) => [id, { command: `inmemory:${id}`, protocol: u.era === 'modern' ? '2026-07-28' : '2025-11-25' }]),
   );
   const config = parseConfig({ servers, ...(options.config ?? {}) }, { env: {} });
-  const logs: Record<string, unknown>[] = [];
-  const destination = new Writable({
-    write(chunk, _enc, cb) {
-      for (const line of String(chunk).split('\n')) if (line) logs.push(JSON.parse(line) as Record<string, unknown>);
-      cb();
-    },
-  });
+  const { records: logs, destination } = jsonLinesSink();
   const transportFactory: TransportFactory = (id) => [
     {
       kind: 'in-memory',

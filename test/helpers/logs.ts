@@ -1,5 +1,6 @@
-// Log and JSON-lines files as tests read them: pino records from a process's stderr, audit and fixture records from a file.
+// JSON lines as tests read them: pino records from a process's stderr or an in-process logger, audit and fixture records from a file.
 import { existsSync, readFileSync } from 'node:fs';
+import { Writable } from 'node:stream';
 
 /** One pino record from the proxy's log. */
 export type LogRecord = Record<string, unknown> & { level: number; msg: string };
@@ -25,4 +26,21 @@ export function readJsonLines<T = Record<string, unknown>>(file: string): T[] {
     .split('\n')
     .filter((l) => l.trim() !== '')
     .map((l) => JSON.parse(l) as T);
+}
+
+/** A stream that parses each JSON line written to it into `records` (e.g. a pino destination), calling `onRecord` with each. */
+export function jsonLinesSink(onRecord?: (record: Record<string, unknown>) => void): { records: Record<string, unknown>[]; destination: Writable } {
+  const records: Record<string, unknown>[] = [];
+  const destination = new Writable({
+    write(chunk, _enc, cb) {
+      for (const line of String(chunk).split('\n')) {
+        if (!line) continue;
+        const record = JSON.parse(line) as Record<string, unknown>;
+        records.push(record);
+        onRecord?.(record);
+      }
+      cb();
+    },
+  });
+  return { records, destination };
 }

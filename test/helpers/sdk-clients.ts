@@ -5,6 +5,7 @@ import { Client as V2Client, StreamableHTTPClientTransport as V2HttpTransport } 
 import { StdioClientTransport as V2StdioClientTransport } from '@modelcontextprotocol/client/stdio';
 import { CLI, assertBuilt, type StdioUpstream } from './built-cli.js';
 import { parseLogLines, type LogRecord } from './logs.js';
+import { PASS } from './passthrough.js';
 import { TempDir } from './temp-dir.js';
 
 export interface ProxyOptions {
@@ -129,7 +130,7 @@ export class V2Proxy implements AsyncDisposable {
   }
   /** A raw request: the result exactly as the proxy sent it (no client-side cache, no typed helper). */
   raw(method: string, params: Record<string, unknown> = {}): Promise<Record<string, unknown>> {
-    return this.client.request({ method, params } as never, { '~standard': { version: 1, vendor: 'test', validate: (v: unknown) => ({ value: v }) } } as never);
+    return this.client.request({ method, params } as never, PASS as never);
   }
   async [Symbol.asyncDispose](): Promise<void> {
     await this.client.close().catch(() => undefined);
