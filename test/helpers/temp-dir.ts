@@ -2,6 +2,7 @@
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
+import { afterEach, beforeEach } from 'vitest';
 
 /** `config` with `list.firstWaitMs` 60 s unless it sets one (only for plain config objects). */
 export function withPatientLists(config: unknown): unknown {
@@ -15,7 +16,11 @@ export function withPatientLists(config: unknown): unknown {
 
 /** A fresh temp folder, removed on dispose. */
 export class TempDir implements Disposable {
-  readonly path = mkdtempSync(path.join(os.tmpdir(), 'mcp-federate-e2e-'));
+  readonly path: string;
+  /** `prefix` starts the folder's name (after `mcp-federate-`). */
+  constructor(prefix = 'test') {
+    this.path = mkdtempSync(path.join(os.tmpdir(), `mcp-federate-${prefix}-`));
+  }
   file(name: string): string {
     return path.join(this.path, name);
   }
@@ -33,4 +38,29 @@ export class TempDir implements Disposable {
   [Symbol.dispose](): void {
     rmSync(this.path, { recursive: true, force: true });
   }
+}
+
+/**
+ * A fresh temp folder for each test of the calling describe block, removed after the test: `path`
+ * and `file(name)` name the current test's folder.
+ */
+export function tempDirEach(prefix: string): { readonly path: string; file(name: string): string } {
+  let current: TempDir | undefined;
+  beforeEach(() => {
+    current = new TempDir(prefix);
+  });
+  afterEach(() => {
+    current?.[Symbol.dispose]();
+    current = undefined;
+  });
+  const dir = () => {
+    if (!current) throw new Error('tempDirEach: no test is running');
+    return current;
+  };
+  return {
+    get path() {
+      return dir().path;
+    },
+    file: (name) => dir().file(name),
+  };
 }
