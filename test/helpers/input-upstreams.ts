@@ -11,15 +11,11 @@ import {
 } from '@modelcontextprotocol/sdk/types.js';
 import { Client as ModernClient, InMemoryTransport as ModernInMemory } from '@modelcontextprotocol/client';
 import { Server as ModernServer } from '@modelcontextprotocol/server';
-import { serveStdio } from '@modelcontextprotocol/server/stdio';
-import { parseConfig } from '../../src/config/load.js';
-import { createLogger } from '../../src/logger.js';
-import { createProxy, type CallerIdentity, type Proxy } from '../../src/proxy.js';
+import type { CallerIdentity, Proxy } from '../../src/proxy.js';
 import type { SetTimer } from '../../src/federation/listing.js';
 import type { AuditLog } from '../../src/audit/log.js';
-import type { TransportFactory } from '../../src/upstream/transports.js';
-import { jsonLinesSink } from './logs.js';
 import { counter } from './gate.js';
+import { startHarness } from './harness.js';
 import { textContents as text } from './upstream-server.mjs';
 
 const NAME_SCHEMA = { type: 'object' as const, properties: { name: { type: 'string' as const } }, required: ['name'] };
@@ -180,38 +176,17 @@ export interface RigOptions {
   wallClock?: () => number;
 }
 
-/** A proxy whose upstreams are in-process Servers of either era. */
+/** A proxy whose upstreams are in-process Servers of either era (the harness, with clients that answer what they are asked). */
 export async function startBridgeRig(options: RigOptions): Promise<BridgeRig> {
-  const servers = Object.fromEntries(
-    Object.entries(options.upstreams).map(([id, u]) => [id, { command: `inmemory:${id}`, protocol: u.era === 'modern' ? '2026-07-28' : '2025-11-25' }]),
-  );
-  const config = parseConfig({ servers, ...(options.config ?? {}) }, { env: {} });
-  const { records: logs, destination } = jsonLinesSink();
-  const transportFactory: TransportFactory = (id) => [
-    {
-      kind: 'in-memory',
-      create() {
-        const u = options.upstreams[id]!;
-        if (u.era === 'legacy') {
-          const [clientSide, serverSide] = LegacyInMemory.createLinkedPair();
-          void u.make().connect(serverSide);
-          return clientSide;
-        }
-        const [clientSide, serverSide] = ModernInMemory.createLinkedPair();
-        serveStdio(() => u.make(), { transport: serverSide, legacy: 'reject' });
-        return clientSide;
-      },
-    },
-  ];
-  const proxy = createProxy({
-    config,
-    logger: createLogger({ level: 'debug', destination }),
-    transportFactory,
+  const h = await startHarness({
+    upstreams: Object.fromEntries(Object.entries(options.upstreams).map(([id, u]) => [id, u.era === 'modern' ? u : u.make])),
+    serverFields: Object.fromEntries(Object.entries(options.upstreams).map(([id, u]) => [id, { protocol: u.era === 'modern' ? '2026-07-28' : '2025-11-25' }])),
+    ...(options.config ? { config: options.config } : {}),
     ...(options.audit ? { audit: options.audit } : {}),
     ...(options.bridgeTimer ? { bridgeTimer: options.bridgeTimer } : {}),
     ...(options.wallClock ? { wallClock: options.wallClock } : {}),
   });
-  await proxy.start();
+  const { proxy, logs } = h;
   const clients: { close(): Promise<void> }[] = [];
   return {
     proxy,
@@ -246,7 +221,7 @@ export async function startBridgeRig(options: RigOptions): Promise<BridgeRig> {
     },
     async [Symbol.asyncDispose]() {
       await Promise.allSettled(clients.map((c) => c.close()));
-      await proxy.close();
+      await h[Symbol.asyncDispose]();
     },
   };
 }
