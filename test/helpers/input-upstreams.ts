@@ -2,6 +2,7 @@
 import { Server as LegacyServer } from '@modelcontextprotocol/sdk/server/index.js';
 import { Client as LegacyClient } from '@modelcontextprotocol/sdk/client/index.js';
 import { InMemoryTransport as LegacyInMemory } from '@modelcontextprotocol/sdk/inMemory.js';
+import { StreamableHTTPClientTransport as LegacyHttpTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import {
   CreateMessageRequestSchema,
   ElicitRequestSchema,
@@ -9,7 +10,11 @@ import {
   ReadResourceRequestSchema,
   type ClientCapabilities,
 } from '@modelcontextprotocol/sdk/types.js';
-import { Client as ModernClient, InMemoryTransport as ModernInMemory } from '@modelcontextprotocol/client';
+import {
+  Client as ModernClient,
+  InMemoryTransport as ModernInMemory,
+  StreamableHTTPClientTransport as ModernHttpTransport,
+} from '@modelcontextprotocol/client';
 import { Server as ModernServer } from '@modelcontextprotocol/server';
 import type { CallerIdentity, Proxy } from '../../src/proxy.js';
 import type { SetTimer } from '../../src/federation/listing.js';
@@ -157,14 +162,23 @@ export interface ClientAnswers {
 export interface BridgeRig extends AsyncDisposable {
   proxy: Proxy;
   logs: Record<string, unknown>[];
-  /** A 2025-11-25 client (SDK v1) declaring `capabilities`, answering with `answers`. */
-  legacyClient(caller: CallerIdentity, capabilities: ClientCapabilities, answers?: ClientAnswers): Promise<LegacyClient>;
   /**
-   * A client on SDK v2 declaring `capabilities`, answering with `answers`. `mode` is its version
-   * negotiation: `auto` (the default) is served 2026-07-28 and fulfils input_required itself;
-   * `legacy` is the plain 2025-11-25 initialize, the 2025 path driven by SDK v2.
+   * A 2025-11-25 client (SDK v1) declaring `capabilities`, answering with `answers`: connected as
+   * `caller` in memory, or, with `over`, by Streamable HTTP to that endpoint (which names the caller).
    */
-  modernClient(caller: CallerIdentity, capabilities: Record<string, unknown>, answers?: ClientAnswers, mode?: 'auto' | 'legacy'): Promise<ModernClient>;
+  legacyClient(caller: CallerIdentity, capabilities: ClientCapabilities, answers?: ClientAnswers, over?: URL): Promise<LegacyClient>;
+  /**
+   * A client on SDK v2 declaring `capabilities`, answering with `answers`, connected as
+   * `legacyClient` is. `mode` is its version negotiation: `auto` (the default) is served 2026-07-28
+   * and fulfils input_required itself; `legacy` is the plain 2025-11-25 initialize, the 2025 path
+   * driven by SDK v2.
+   */
+  modernClient(
+    caller: CallerIdentity,
+    capabilities: Record<string, unknown>,
+    answers?: ClientAnswers,
+    options?: { mode?: 'auto' | 'legacy'; over?: URL },
+  ): Promise<ModernClient>;
 }
 
 export interface RigOptions {
@@ -191,9 +205,7 @@ export async function startBridgeRig(options: RigOptions): Promise<BridgeRig> {
   return {
     proxy,
     logs,
-    async legacyClient(caller, capabilities, answers = {}) {
-      const [clientSide, serverSide] = LegacyInMemory.createLinkedPair();
-      await proxy.connect(serverSide, caller);
+    async legacyClient(caller, capabilities, answers = {}, over) {
       const client = new LegacyClient({ name: 'legacy-user', version: '1.0.0' }, { capabilities });
       if (answers.elicit) {
         const elicit = answers.elicit;
@@ -201,13 +213,16 @@ export async function startBridgeRig(options: RigOptions): Promise<BridgeRig> {
       }
       if (answers.sample) client.setRequestHandler(CreateMessageRequestSchema, answers.sample);
       if (answers.roots) client.setRequestHandler(ListRootsRequestSchema, answers.roots);
-      await client.connect(clientSide);
+      if (over) await client.connect(new LegacyHttpTransport(over));
+      else {
+        const [clientSide, serverSide] = LegacyInMemory.createLinkedPair();
+        await proxy.connect(serverSide, caller);
+        await client.connect(clientSide);
+      }
       clients.push(client);
       return client;
     },
-    async modernClient(caller, capabilities, answers = {}, mode = 'auto') {
-      const [clientSide, serverSide] = ModernInMemory.createLinkedPair();
-      await proxy.connect(serverSide, caller);
+    async modernClient(caller, capabilities, answers = {}, { mode = 'auto', over } = {}) {
       const client = new ModernClient({ name: 'modern-user', version: '1.0.0' }, { capabilities, versionNegotiation: { mode } });
       if (answers.elicit) {
         const elicit = answers.elicit;
@@ -215,7 +230,12 @@ export async function startBridgeRig(options: RigOptions): Promise<BridgeRig> {
       }
       if (answers.sample) client.setRequestHandler('sampling/createMessage', answers.sample as never);
       if (answers.roots) client.setRequestHandler('roots/list', answers.roots as never);
-      await client.connect(clientSide);
+      if (over) await client.connect(new ModernHttpTransport(over));
+      else {
+        const [clientSide, serverSide] = ModernInMemory.createLinkedPair();
+        await proxy.connect(serverSide, caller);
+        await client.connect(clientSide);
+      }
       clients.push(client);
       return client;
     },

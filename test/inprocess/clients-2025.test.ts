@@ -1,4 +1,4 @@
-// The 2025-11-25 path driven by both SDKs: one set of tests run with an SDK v1 client and with an SDK v2 client held to 2025-11-25, through one proxy core.
+// The 2025-11-25 path driven by both SDKs: one set of tests run with an SDK v1 client and with an SDK v2 client held to 2025-11-25, each in memory and over Streamable HTTP, through one proxy core.
 import { describe, expect, it } from 'vitest';
 import type { Client as V1Client } from '@modelcontextprotocol/sdk/client/index.js';
 import type { Server } from '@modelcontextprotocol/sdk/server/index.js';
@@ -14,6 +14,8 @@ import type { Client as V2Client } from '@modelcontextprotocol/client';
 import { legacyInputUpstream, modernInputUpstream, newInputLog, startBridgeRig, type BridgeRig, type ClientAnswers } from '../helpers/input-upstreams.js';
 import { createUpstreamServer, newStats, type UpstreamHandle } from '../helpers/upstream-server.mjs';
 import { rpcError } from '../helpers/rpc-error.js';
+import { testEndpoint } from '../helpers/http-endpoint.js';
+import type { HttpEndpoint } from '../../src/serve/http/endpoint.js';
 import { counter } from '../helpers/gate.js';
 
 const ADA = { principal: 'ada', roles: [], transport: 'stdio' as const };
@@ -51,17 +53,17 @@ function tap(transport: { onmessage?: ((message: never, extra?: never) => void) 
   return () => answers.at(-1);
 }
 
-/** One SDK's 2025-11-25 client, opened on the rig as `caller`. */
+/** One SDK's 2025-11-25 client, opened on a started rig: in memory as ADA, or over its HTTP endpoint. */
 interface Sdk {
   name: string;
-  open(rig: BridgeRig, capabilities?: Record<string, unknown>, answers?: ClientAnswers): Promise<Client2025>;
+  open(started: Started, capabilities?: Record<string, unknown>, answers?: ClientAnswers): Promise<Client2025>;
 }
 
 const SDKS: Sdk[] = [
   {
     name: 'SDK v1',
-    async open(rig, capabilities = {}, answers = {}) {
-      const client: V1Client = await rig.legacyClient(ADA, capabilities, answers);
+    async open({ rig, over }, capabilities = {}, answers = {}) {
+      const client: V1Client = await rig.legacyClient(ADA, capabilities, answers, over);
       return Object.assign(client as unknown as Client2025, {
         onUpdated: (onUpdated: (uri: string) => void) => client.setNotificationHandler(ResourceUpdatedNotificationSchema, (n) => onUpdated(n.params.uri)),
         lastAnswer: tap(client.transport as never),
@@ -70,8 +72,8 @@ const SDKS: Sdk[] = [
   },
   {
     name: 'SDK v2 (versionNegotiation legacy)',
-    async open(rig, capabilities = {}, answers = {}) {
-      const client: V2Client = await rig.modernClient(ADA, capabilities, answers, 'legacy');
+    async open({ rig, over }, capabilities = {}, answers = {}) {
+      const client: V2Client = await rig.modernClient(ADA, capabilities, answers, { mode: 'legacy', ...(over ? { over } : {}) });
       // Held to the 2025 era: initialize, no server/discover, no per-request envelope.
       expect(client.getNegotiatedProtocolVersion()).toBe('2025-11-25');
       return Object.assign(client as unknown as Client2025, {
@@ -103,8 +105,25 @@ function toolsAndPrompts(server: Server): void {
   }));
 }
 
+/** How the client reaches the proxy core. */
+interface Carriage {
+  name: string;
+  /** Serves the rig's proxy on a real HTTP endpoint, when the client is to come that way. */
+  endpoint?: (rig: BridgeRig) => HttpEndpoint;
+}
+
+const CARRIAGES: Carriage[] = [{ name: 'in memory (stdio’s shape)' }, { name: 'Streamable HTTP', endpoint: (rig) => testEndpoint(rig.proxy) }];
+
+/** A started rig, the upstream's counters and its latest connection, and the HTTP endpoint a client comes through (if any). */
+interface Started extends AsyncDisposable {
+  rig: BridgeRig;
+  stats: ReturnType<typeof newStats>;
+  upstream: () => UpstreamHandle;
+  over: URL | undefined;
+}
+
 /** A rig with `cat` (a 2025 upstream with resources, templates, subscriptions, completion, tools and prompts) and the two input-asking upstreams. */
-async function start() {
+async function start(carriage: Carriage): Promise<Started> {
   const stats = newStats();
   const log = newInputLog();
   let cat!: UpstreamHandle;
@@ -131,14 +150,26 @@ async function start() {
     },
     config: { subscriptions: { coalesceMs: 0 } },
   });
-  return { rig, stats, upstream: () => cat };
+  const endpoint = carriage.endpoint?.(rig);
+  const over = endpoint ? await endpoint.listen() : undefined;
+  return {
+    rig,
+    stats,
+    upstream: () => cat,
+    over,
+    async [Symbol.asyncDispose]() {
+      await rig[Symbol.asyncDispose]();
+      await endpoint?.close();
+    },
+  };
 }
 
-describe.each(SDKS)('a 2025-11-25 client on $name', (sdk) => {
+const CASES = SDKS.flatMap((sdk) => CARRIAGES.map((carriage) => ({ sdk, carriage, name: `${sdk.name}, ${carriage.name}` })));
+
+describe.each(CASES)('a 2025-11-25 client on $name', ({ sdk, carriage }) => {
   it('lists the merged resources and templates, reads them, and gets -32002 with data.uri for a missing one', async () => {
-    const { rig } = await start();
-    await using _ = rig;
-    const c = await sdk.open(rig);
+    await using started = await start(carriage);
+    const c = await sdk.open(started);
     const uris = (await c.listResources()).resources.map((r) => r.uri);
     expect(uris).toEqual(expect.arrayContaining(['cat+x://0', 'cat+x://1', 'cat+x://2']));
     expect((await c.listResourceTemplates()).resourceTemplates.map((t) => t.uriTemplate)).toContain('cat+x://item/{id}');
@@ -153,9 +184,9 @@ describe.each(SDKS)('a 2025-11-25 client on $name', (sdk) => {
   });
 
   it('subscribes: the upstream is subscribed once, its update reaches the client under the namespaced URI, and unsubscribe reaches it', async () => {
-    const { rig, stats, upstream } = await start();
-    await using _ = rig;
-    const c = await sdk.open(rig);
+    await using started = await start(carriage);
+    const { stats, upstream } = started;
+    const c = await sdk.open(started);
     const updated: string[] = [];
     const arrived = counter();
     c.onUpdated((uri) => {
@@ -172,9 +203,9 @@ describe.each(SDKS)('a 2025-11-25 client on $name', (sdk) => {
   });
 
   it('completes a template argument and a prompt argument at the owning upstream', async () => {
-    const { rig, stats } = await start();
-    await using _ = rig;
-    const c = await sdk.open(rig);
+    await using started = await start(carriage);
+    const { stats } = started;
+    const c = await sdk.open(started);
     const byTemplate = await c.complete({ ref: { type: 'ref/resource', uri: 'cat+x://item/{id}' }, argument: { name: 'id', value: 'al' } });
     expect(byTemplate.completion.values).toEqual(['alpha', 'albert']);
     const byPrompt = await c.complete({ ref: { type: 'ref/prompt', name: 'cat__greet' }, argument: { name: 'who', value: 'b' } });
@@ -183,9 +214,8 @@ describe.each(SDKS)('a 2025-11-25 client on $name', (sdk) => {
   });
 
   it('lists and calls tools by their namespaced names; an unknown tool is -32602', async () => {
-    const { rig } = await start();
-    await using _ = rig;
-    const c = await sdk.open(rig);
+    await using started = await start(carriage);
+    const c = await sdk.open(started);
     const tools = (await c.listTools()).tools;
     expect(tools.map((t) => t.name).sort()).toEqual(['cat__echo', 'cat__fail']);
     expect(tools.find((t) => t.name === 'cat__echo')?._meta).toMatchObject({ 'mcp-federate/upstreamName': 'echo' });
@@ -195,9 +225,8 @@ describe.each(SDKS)('a 2025-11-25 client on $name', (sdk) => {
   });
 
   it('lists prompts and gets one with its arguments', async () => {
-    const { rig } = await start();
-    await using _ = rig;
-    const c = await sdk.open(rig);
+    await using started = await start(carriage);
+    const c = await sdk.open(started);
     expect((await c.listPrompts()).prompts.map((p) => p.name)).toEqual(['cat__greet']);
     expect(await c.getPrompt({ name: 'cat__greet', arguments: { who: 'ann' } })).toEqual({
       messages: [{ role: 'user', content: { type: 'text', text: 'hello ann' } }],
@@ -205,19 +234,17 @@ describe.each(SDKS)('a 2025-11-25 client on $name', (sdk) => {
   });
 
   it('is asked for elicitation by a 2025 upstream (forwarded) and by a 2026 one (input_required turned into elicitation/create)', async () => {
-    const { rig } = await start();
-    await using _ = rig;
-    const c = await sdk.open(rig, ELICIT, NAME_ADA);
+    await using started = await start(carriage);
+    const c = await sdk.open(started, ELICIT, NAME_ADA);
     expect((await c.readResource({ uri: 'old+ask://name' })).contents[0]?.text).toBe('hello Ada');
     expect((await c.readResource({ uri: 'new+ask://name' })).contents[0]?.text).toBe('hello Ada (state modern-state-ask://name)');
-    expect(rig.proxy.bridge.stats()).toEqual({ inFlight: 0, held: 0 });
+    expect(started.rig.proxy.bridge.stats()).toEqual({ inFlight: 0, held: 0 });
   });
 
   it('is asked for sampling by upstreams of both eras, and answers with its own model', async () => {
-    const { rig } = await start();
-    await using _ = rig;
+    await using started = await start(carriage);
     const c = await sdk.open(
-      rig,
+      started,
       { sampling: {} },
       { sample: () => ({ role: 'assistant', model: 'm', content: { type: 'text', text: 'from the user’s model' } }) },
     );
@@ -226,9 +253,8 @@ describe.each(SDKS)('a 2025-11-25 client on $name', (sdk) => {
   });
 
   it('without the capability, is never asked: the request is declined with the reason, in each upstream era', async () => {
-    const { rig } = await start();
-    await using _ = rig;
-    const c = await sdk.open(rig);
+    await using started = await start(carriage);
+    const c = await sdk.open(started);
     expect((await c.readResource({ uri: 'old+ask://name' })).contents[0]?.text).toBe(
       'error: MCP error -32600: elicitation/create declined: the calling client did not declare the capability',
     );
