@@ -1,6 +1,5 @@
 // The one raw JSON-RPC client: messages written as they are (any line, any id), every answer kept and matched by id, waits that end on an event or fail after a bound; over a pluggable carrier (in memory and HTTP POST here, the spawned CLI's stdio in cli-stdio.ts).
-import { InMemoryTransport } from '@modelcontextprotocol/sdk/inMemory.js';
-import type { JSONRPCMessage } from '@modelcontextprotocol/sdk/types.js';
+import { InMemoryTransport, type JSONRPCMessage } from '@modelcontextprotocol/client';
 import { EVENT_TIMEOUT_MS, within } from './gate.js';
 import { postRpc } from './raw-http.js';
 import { CLIENT_INFO, V2025 } from './rpc-messages.js';
@@ -218,7 +217,7 @@ export class RawClient<C extends Carrier = Carrier> implements AsyncDisposable {
   }
 }
 
-/** One in-memory connection (SDK v1 InMemoryTransport), as a carrier. */
+/** One in-memory connection (the SDK's InMemoryTransport), as a carrier. */
 export class MemoryCarrier implements Carrier {
   private readonly clientSide: InMemoryTransport;
   private readonly serverSide: InMemoryTransport;
