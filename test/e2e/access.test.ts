@@ -4,7 +4,13 @@ import { describe, expect, it } from 'vitest';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import { ResourceUpdatedNotificationSchema } from '@modelcontextprotocol/sdk/types.js';
-import { HttpGatewayProcess, ProxyProcess, TempDir, notFound, rpcError, runCli, upstreams, within } from './helpers.js';
+import { runCli, upstreams } from '../helpers/built-cli.js';
+import { notFound } from '../helpers/catalog.js';
+import { within } from '../helpers/gate.js';
+import { HttpGatewayProcess } from '../helpers/http-gateway.js';
+import { rpcError } from '../helpers/rpc-error.js';
+import { ProxyProcess } from '../helpers/sdk-clients.js';
+import { TempDir } from '../helpers/temp-dir.js';
 
 const POLICY = {
   default: 'deny',

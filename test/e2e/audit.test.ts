@@ -2,14 +2,17 @@
 // tampering), hostile URIs, SIGKILL durability, and a gateway's keyed, anchored log across restarts.
 import { spawn } from 'node:child_process';
 import { once } from 'node:events';
-import { appendFileSync, readFileSync, readdirSync, writeFileSync } from 'node:fs';
+import { appendFileSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { createInterface } from 'node:readline';
 import { describe, expect, it } from 'vitest';
-import { openAuditLog, type AuditEntry } from '../../src/audit/log.js';
+import { type AuditEntry, openAuditLog } from '../../src/audit/log.js';
 import { verifyAuditFiles } from '../../src/audit/verify.js';
-import { GENESIS_HASH, sealRecord, type AuditRecord } from '../../src/audit/record.js';
-import { ProxyProcess, ROOT, TempDir, runCli, upstreams, waitForExit, within } from './helpers.js';
+import { type AuditRecord, GENESIS_HASH, sealRecord } from '../../src/audit/record.js';
+import { ROOT, runCli, upstreams, waitForExit } from '../helpers/built-cli.js';
+import { within } from '../helpers/gate.js';
+import { ProxyProcess } from '../helpers/sdk-clients.js';
+import { TempDir } from '../helpers/temp-dir.js';
 
 const caller = { principal: 'alice', roles: ['reader'], session: 's-1', transport: 'http' } as const;
 const entry = (uri: string): AuditEntry => ({

@@ -1,12 +1,16 @@
 // Requests for user input bridged through the built CLI: a 2025-11-25 client on stdio and a 2026-07-28 client over HTTP, each in front of upstreams of both eras.
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
+import { PASS } from '../helpers/passthrough.js';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import { ElicitRequestSchema } from '@modelcontextprotocol/sdk/types.js';
-import { CLI, HttpGatewayProcess, ROOT, TempDir, assertBuilt, elicitingModernClient } from './helpers.js';
-import { postRpc } from '../helpers/raw-client.js';
+import { assertBuilt, CLI, ROOT } from '../helpers/built-cli.js';
+import { HttpGatewayProcess } from '../helpers/http-gateway.js';
+import { elicitingModernClient } from '../helpers/sdk-clients.js';
+import { TempDir } from '../helpers/temp-dir.js';
+import { postRpc } from '../helpers/raw-http.js';
 
 const INPUT = path.join(ROOT, 'test', 'fixtures', 'input-server.mjs');
 const CONFIG = {
@@ -15,7 +19,6 @@ const CONFIG = {
     modern: { command: process.execPath, args: [INPUT], protocol: '2026-07-28' },
   },
 };
-const PASS = { '~standard': { version: 1, vendor: 'test', validate: (value: unknown) => ({ value }) } };
 const textOf = (r: { contents: unknown[] }) => (r.contents[0] as { text: string }).text;
 
 describe('bridging through the built CLI', () => {

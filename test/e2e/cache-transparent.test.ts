@@ -3,7 +3,9 @@
 // time; concurrent identical reads still share one upstream call; reuse happens only where the
 // operator asked for it (servers.<id>.cacheTtlMs here).
 import { describe, expect, it } from 'vitest';
-import { ProxyProcess, suiteResource, upstreams } from './helpers.js';
+import { upstreams } from '../helpers/built-cli.js';
+import { ProxyProcess } from '../helpers/sdk-clients.js';
+import { suiteResource } from '../helpers/suite.js';
 
 /** What `fixture://stats` reports that these tests use. */
 interface Stats {

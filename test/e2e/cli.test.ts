@@ -3,8 +3,11 @@
 // taking the upstreams down.
 import { describe, expect, it } from 'vitest';
 import { JSONRPCMessageSchema } from '@modelcontextprotocol/sdk/types.js';
-import { PACKAGE_VERSION, TempDir, isAlive, parseLogLines, runCli, upstreams, waitForExit, type LogRecord } from './helpers.js';
-import { WireSession } from './wire.js';
+import { isAlive, PACKAGE_VERSION, runCli, upstreams, waitForExit } from '../helpers/built-cli.js';
+import { type LogRecord, parseLogLines } from '../helpers/logs.js';
+import { TempDir } from '../helpers/temp-dir.js';
+import { rawCli } from '../helpers/cli-stdio.js';
+import { CLIENT_INFO } from '../helpers/rpc-messages.js';
 
 const NO_STACK = /^\s+at /m;
 
@@ -264,7 +267,7 @@ describe.concurrent('configuration files from elsewhere', () => {
       '  firstWaitMs: 60000 # a loaded test machine may start upstreams slowly; the list expects them all',
       '',
     ].join('\n');
-    await using session = new WireSession(yaml, { logLevel: 'warn', configName: 'mcp-federate.yaml' });
+    await using session = rawCli(yaml, { logLevel: 'warn', configName: 'mcp-federate.yaml' });
     await session.initialize();
     const list = await session.request('resources/list');
     const uris = (list.result?.resources as { uri: string }[]).map((r) => r.uri);
@@ -278,12 +281,12 @@ describe.concurrent('configuration files from elsewhere', () => {
       mcpServers: { Catalog_Fixture: upstreams.fixture('--resources', '1') },
       preferences: { token: '${NOT_SET_AND_NOT_OURS}' },
     };
-    await using session = new WireSession(config, { logLevel: 'info' });
+    await using session = rawCli(config, { logLevel: 'info' });
     await session.initialize();
     const list = await session.request('resources/list');
     expect((list.result?.resources as { uri: string }[]).map((r) => r.uri)).toContain('catalog-fixture+fixture://res/0');
-    session.child.stdin.end();
-    const result = await session.exit();
+    session.carrier.child.stdin.end();
+    const result = await session.carrier.exit();
     expect(result.exitCode).toBe(0);
     const lines = parseLogLines(String(result.stderr));
     expect(lines.filter((r) => r.msg === 'ignoring keys of the client file that mcp-federate does not use')).toEqual([
@@ -297,10 +300,10 @@ describe.concurrent('configuration files from elsewhere', () => {
 
 describe('session log', () => {
   it('logs each client session once at info, with its negotiated revision and the client name', async () => {
-    await using session = new WireSession({ servers: { fx: upstreams.fixture('--resources', '1') } }, { logLevel: 'info' });
+    await using session = rawCli({ servers: { fx: upstreams.fixture('--resources', '1') } }, { logLevel: 'info' });
     await session.initialize();
-    const record = await session.waitForLog((r) => r.msg === 'client session opened');
-    expect(record).toMatchObject({ level: 30, protocol: '2025-11-25', client: { name: 'e2e-wire', version: '1.0.0' } });
+    const record = await session.carrier.waitForLog((r) => r.msg === 'client session opened');
+    expect(record).toMatchObject({ level: 30, protocol: '2025-11-25', client: CLIENT_INFO });
   });
 });
 
@@ -316,7 +319,7 @@ describe('serve', () => {
 
   it('writes nothing but JSON-RPC to stdout, even with debug logs and chatty upstreams', async () => {
     using dir = new TempDir();
-    await using session = new WireSession(config(dir), { logLevel: 'debug' });
+    await using session = rawCli(config(dir), { logLevel: 'debug' });
     const init = await session.initialize();
     expect(init.result).toMatchObject({ serverInfo: { name: 'mcp-federate', version: PACKAGE_VERSION }, capabilities: { resources: {} } });
     const list = await session.request('resources/list');
@@ -325,11 +328,11 @@ describe('serve', () => {
     expect(missing.error).toEqual({ code: -32002, message: 'Resource not found', data: { uri: 'a+fixture://nope' } });
     const unknown = await session.request('no/such/method');
     expect(unknown.error?.code).toBe(-32601);
-    session.child.stdin.end();
-    const result = await session.exit();
+    session.carrier.child.stdin.end();
+    const result = await session.carrier.exit();
     expect(result.exitCode).toBe(0);
-    expect(session.stdoutLines.length).toBeGreaterThanOrEqual(4);
-    expect(session.stdoutLines.filter((line) => !isJsonRpc(line))).toEqual([]);
+    expect(session.rawLines.length).toBeGreaterThanOrEqual(4);
+    expect(session.rawLines.filter((line) => !isJsonRpc(line))).toEqual([]);
     // Everything went to stderr instead, as JSON lines.
     const logs = parseLogLines(String(result.stderr));
     expect(logs.some((r) => r.msg === 'serving on stdio')).toBe(true);
@@ -337,23 +340,23 @@ describe('serve', () => {
 
   it('answers a line that is not JSON with -32700 and keeps serving', async () => {
     using dir = new TempDir();
-    await using session = new WireSession(config(dir));
+    await using session = rawCli(config(dir));
     await session.initialize();
-    session.child.stdin.write('this is not json\n');
+    session.carrier.child.stdin.write('this is not json\n');
     const list = await session.request('resources/list');
     expect(list.result?.resources).toBeDefined();
-    const parsed = session.stdoutLines.map((l) => JSON.parse(l) as Record<string, unknown>);
+    const parsed = session.rawLines.map((l) => JSON.parse(l) as Record<string, unknown>);
     expect(parsed).toContainEqual({ jsonrpc: '2.0', id: null, error: { code: -32700, message: 'Parse error' } });
   });
 
   it.each(['SIGTERM', 'SIGINT', 'stdin end'] as const)('%s: exits 0 and its upstream processes end', async (how) => {
-    await using session = new WireSession({ servers: { a: upstreams.fixture('--resources', '2'), b: upstreams.fixture('--resources', '1') } });
+    await using session = rawCli({ servers: { a: upstreams.fixture('--resources', '2'), b: upstreams.fixture('--resources', '1') } });
     await session.initialize();
     const pids = [(await session.readJson('a+fixture://stats')).pid as number, (await session.readJson('b+fixture://stats')).pid as number];
     expect(pids.every((pid) => Number.isInteger(pid) && isAlive(pid))).toBe(true);
-    if (how === 'stdin end') session.child.stdin.end();
-    else session.child.kill(how);
-    const result = await session.exit();
+    if (how === 'stdin end') session.carrier.child.stdin.end();
+    else session.carrier.child.kill(how);
+    const result = await session.carrier.exit();
     expect({ exitCode: result.exitCode, signal: result.signal }).toEqual({ exitCode: 0, signal: undefined });
     const why = how === 'stdin end' ? 'stdin closed' : how;
     expect(parseLogLines(String(result.stderr)).find((r) => r.msg === 'shutting down')).toMatchObject({ why });
@@ -367,13 +370,13 @@ describe('serve', () => {
       args: ['-e', 'process.stderr.write(`hung pid ${process.pid}\\n`); setInterval(() => {}, 1000);'],
       timeoutMs: 120_000,
     };
-    await using session = new WireSession({ servers: { ok: upstreams.fixture(), hang } });
-    const record = await session.waitForLog((r) => r.server === 'hang' && /^hung pid \d+$/.test(String(r.stderr)));
+    await using session = rawCli({ servers: { ok: upstreams.fixture(), hang } });
+    const record = await session.carrier.waitForLog((r) => r.server === 'hang' && /^hung pid \d+$/.test(String(r.stderr)));
     const pid = Number(String(record.stderr).split(' ')[2]);
     try {
-      if (how === 'stdin end') session.child.stdin.end();
-      else session.child.kill(how);
-      const result = await session.exit(5_000);
+      if (how === 'stdin end') session.carrier.child.stdin.end();
+      else session.carrier.child.kill(how);
+      const result = await session.carrier.exit(5_000);
       expect({ exitCode: result.exitCode, signal: result.signal }).toEqual({ exitCode: 0, signal: undefined });
       expect(await waitForExit(pid, 50), `upstream pid ${pid} outlived the proxy`).toBe(true);
     } finally {

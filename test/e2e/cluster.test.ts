@@ -6,10 +6,14 @@ import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import { PromptListChangedNotificationSchema, ResourceUpdatedNotificationSchema, ToolListChangedNotificationSchema } from '@modelcontextprotocol/sdk/types.js';
 import { Client as ModernClient, StreamableHTTPClientTransport as ModernHttpTransport } from '@modelcontextprotocol/client';
-import { HttpGatewayProcess, parseLogLines, RemoteFixture, ROOT, runCli, within, type LogRecord } from './helpers.js';
+import { ROOT, runCli } from '../helpers/built-cli.js';
+import { counter, within } from '../helpers/gate.js';
+import { HttpGatewayProcess } from '../helpers/http-gateway.js';
+import { type LogRecord, parseLogLines, readJsonLines } from '../helpers/logs.js';
+import { RemoteFixture } from '../helpers/remote-fixture.js';
 import { freePort, Haproxy, RedisServer } from '../helpers/services.js';
-import { counter } from '../helpers/gate.js';
-import { answerOf, modernHeaders, modernRequest, postRpc } from '../helpers/raw-client.js';
+import { answerOf, postRpc } from '../helpers/raw-http.js';
+import { modernHeaders, modernRequest } from '../helpers/rpc-messages.js';
 
 const TOKENS = { alice: 'alice-token-0123456789abcdef', lim: 'lim-token-0123456789abcdefgh', bob: 'bob-token-0123456789abcdefgh' };
 type Who = keyof typeof TOKENS;
@@ -68,10 +72,7 @@ class Replica extends HttpGatewayProcess {
   }
 
   auditRecords(): Record<string, unknown>[] {
-    return readFileSync(this.audit, 'utf8')
-      .split('\n')
-      .filter(Boolean)
-      .map((l) => JSON.parse(l) as Record<string, unknown>);
+    return readJsonLines(this.audit);
   }
 }
 

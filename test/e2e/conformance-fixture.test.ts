@@ -8,8 +8,9 @@ import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import { CreateMessageRequestSchema, ElicitRequestSchema } from '@modelcontextprotocol/sdk/types.js';
 import { Client as ModernClient, StreamableHTTPClientTransport as ModernHttpTransport } from '@modelcontextprotocol/client';
-import { V2026, answerOf, modernHeaders, modernRequest, postRpc } from '../helpers/raw-client.js';
-import { ROOT } from './helpers.js';
+import { answerOf, postRpc } from '../helpers/raw-http.js';
+import { modernHeaders, modernRequest, V2026 } from '../helpers/rpc-messages.js';
+import { ROOT } from '../helpers/built-cli.js';
 
 const SCRIPT = path.join(ROOT, 'test', 'fixtures', 'conformance-server.mjs');
 const ALL_CAPABILITIES = { elicitation: {}, sampling: {}, roots: {} };

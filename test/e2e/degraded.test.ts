@@ -1,6 +1,10 @@
 // End to end: upstreams that fail to start, fail to list, claim other namespaces, or paginate forever.
 import { describe, expect, it } from 'vitest';
-import { META_INCOMPLETE, ProxyProcess, listAll, notFound, rpcError, suiteResource, upstreams } from './helpers.js';
+import { upstreams } from '../helpers/built-cli.js';
+import { listAll, META_INCOMPLETE, notFound } from '../helpers/catalog.js';
+import { rpcError } from '../helpers/rpc-error.js';
+import { ProxyProcess } from '../helpers/sdk-clients.js';
+import { suiteResource } from '../helpers/suite.js';
 
 const good = (id: string, n: number) => [...Array.from({ length: n }, (_, i) => `${id}+fixture://res/${i}`), `${id}+fixture://ticker`, `${id}+fixture://stats`];
 

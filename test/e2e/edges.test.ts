@@ -1,12 +1,16 @@
 // The HTTP edges through the built CLI: Host/Origin on every path, /readyz and _meta naming only what a caller may see, ids answered once and as sent, body bounds, methods, Content-Type, JWKS bounds, failed-login logs.
-import { request as httpRequest, createServer, type IncomingHttpHeaders, type Server } from 'node:http';
+import { createServer, type IncomingHttpHeaders, request as httpRequest, type Server } from 'node:http';
 import { connect } from 'node:net';
 import type { AddressInfo } from 'node:net';
-import { SignJWT, generateKeyPair } from 'jose';
+import { generateKeyPair, SignJWT } from 'jose';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { initializeRequest, modernEnvelope } from '../helpers/raw-client.js';
-import { HttpGatewayProcess, META_INCOMPLETE, upstreams, within } from './helpers.js';
-import { WireSession, nested, rssBytes } from './wire.js';
+import { initializeRequest, modernEnvelope } from '../helpers/rpc-messages.js';
+import { rssBytes, upstreams } from '../helpers/built-cli.js';
+import { META_INCOMPLETE } from '../helpers/catalog.js';
+import { within } from '../helpers/gate.js';
+import { HttpGatewayProcess } from '../helpers/http-gateway.js';
+import { rawCli, type RawCliClient } from '../helpers/cli-stdio.js';
+import { nested } from '../helpers/raw-client.js';
 
 const TOKENS = { alice: 'alice-token-0123456789abcdef', bob: 'bob-token-0123456789abcdef' };
 
@@ -269,9 +273,9 @@ describe('HTTP edges', () => {
 });
 
 describe('stdio ids, through the built CLI', () => {
-  let w: WireSession;
+  let w: RawCliClient;
   beforeAll(async () => {
-    w = new WireSession({ servers: { fx: upstreams.fixture('--resources', '2', '--read-delay-ms', '400') } });
+    w = rawCli({ servers: { fx: upstreams.fixture('--resources', '2', '--read-delay-ms', '400') } });
     await w.initialize();
   });
   afterAll(async () => {

@@ -2,21 +2,12 @@
 // driven by a real SDK Client; every answer is compared with what each upstream says directly.
 import { describe, expect, it } from 'vitest';
 import { McpError } from '@modelcontextprotocol/sdk/types.js';
-import {
-  DirectClient,
-  ProxyProcess,
-  TempDir,
-  disposeAll,
-  fixtureBlob,
-  fixtureContent,
-  listAll,
-  notFound,
-  ns,
-  rpcError,
-  suiteResource,
-  upstreams,
-  type StdioUpstream,
-} from './helpers.js';
+import { type StdioUpstream, upstreams } from '../helpers/built-cli.js';
+import { fixtureBlob, fixtureContent, listAll, notFound, ns } from '../helpers/catalog.js';
+import { rpcError } from '../helpers/rpc-error.js';
+import { DirectClient, ProxyProcess } from '../helpers/sdk-clients.js';
+import { disposeAll, suiteResource } from '../helpers/suite.js';
+import { TempDir } from '../helpers/temp-dir.js';
 
 const FIXTURE_COUNT = 250;
 const FIXTURE_SIZE = 1024;

@@ -3,7 +3,11 @@ import { writeFileSync } from 'node:fs';
 import { execa } from 'execa';
 import { describe, expect, it } from 'vitest';
 import { ResourceListChangedNotificationSchema } from '@modelcontextprotocol/sdk/types.js';
-import { CLI, META_INCOMPLETE, ProxyProcess, TempDir, within, upstreams } from './helpers.js';
+import { CLI, upstreams } from '../helpers/built-cli.js';
+import { META_INCOMPLETE } from '../helpers/catalog.js';
+import { within } from '../helpers/gate.js';
+import { ProxyProcess } from '../helpers/sdk-clients.js';
+import { TempDir } from '../helpers/temp-dir.js';
 
 const FIRST_WAIT_MS = 1000;
 

@@ -7,8 +7,10 @@
 // response-shaped line and nothing inside a batch got any; nothing was answered with an id that was
 // never sent; list and read still work. Answers with id null are not attributed to a line.
 import { describe, expect, it } from 'vitest';
-import { fixtureText, upstreams } from './helpers.js';
-import { WireSession, idKey, nested } from './wire.js';
+import { upstreams } from '../helpers/built-cli.js';
+import { fixtureText } from '../helpers/catalog.js';
+import { rawCli } from '../helpers/cli-stdio.js';
+import { idKey, nested } from '../helpers/raw-client.js';
 
 const SEED = process.env.FUZZ_SEED === undefined ? Math.floor(Math.random() * 2 ** 32) : Number(process.env.FUZZ_SEED);
 const MESSAGES = 5000;
@@ -351,7 +353,7 @@ describe('fuzzed client input', () => {
         console.error(`fuzz seed ${SEED}: replay with FUZZ_SEED=${SEED} npx vitest run test/e2e/fuzz.test.ts`);
       });
       const gen = new Generator(prng(SEED));
-      await using s = new WireSession({ servers: { cat: upstreams.fixture('--resources', '3') } }, { logLevel: 'warn' });
+      await using s = rawCli({ servers: { cat: upstreams.fixture('--resources', '3') } }, { logLevel: 'warn' });
       await s.initialize();
 
       const cases: Case[] = [];
@@ -412,7 +414,7 @@ describe('fuzzed client input', () => {
       const summary = [...byKind].map(([k, n]) => `${n}x ${k}`).join('; ');
       expect(violations.slice(0, 30), `seed ${SEED}: ${violations.length} violation(s): ${summary}`).toEqual([]);
 
-      expect(s.alive, `seed ${SEED}`).toBe(true);
+      expect(s.carrier.alive, `seed ${SEED}`).toBe(true);
       const list = await s.request('resources/list', {});
       expect(
         (list.result?.resources as { uri: string }[] | undefined)?.map((r) => r.uri),

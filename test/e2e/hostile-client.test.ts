@@ -9,8 +9,11 @@
 // A second marker then gives a duplicate the chance to show up before the count is checked. After
 // every test, a read through the upstream on the same session must still succeed (afterEach).
 import { afterEach, describe, expect, it } from 'vitest';
-import { fixtureText, suiteResource, upstreams } from './helpers.js';
-import { WireSession, nested, type Answer, type AnyId } from './wire.js';
+import { upstreams } from '../helpers/built-cli.js';
+import { fixtureText } from '../helpers/catalog.js';
+import { suiteResource } from '../helpers/suite.js';
+import { rawCli, type RawCliClient } from '../helpers/cli-stdio.js';
+import { type Answer, type AnyId, nested } from '../helpers/raw-client.js';
 
 const SIZE = 1024;
 const READ_URI = 'cat+fixture://res/0';
@@ -20,18 +23,18 @@ const CONFIG = { servers: { cat: upstreams.fixture('--resources', '3', '--size',
 const GRACE_MS = 1_000;
 
 const startSession = (config: unknown) => async () => {
-  const session = new WireSession(config);
+  const session = rawCli(config);
   await session.initialize();
   return session;
 };
 
 /** A read through the upstream on the same session; asserts it still works. */
-async function sentinel(s: WireSession): Promise<void> {
+async function sentinel(s: RawCliClient): Promise<void> {
   expect(await s.readText(READ_URI)).toBe(fixtureText(0, SIZE));
 }
 
 /** A round trip on the same session (a read through the upstream), whatever its answer. */
-async function marker(s: WireSession): Promise<void> {
+async function marker(s: RawCliClient): Promise<void> {
   await s.request('resources/read', { uri: READ_URI });
 }
 
@@ -46,7 +49,7 @@ function expectWellFormed(answer: Answer): void {
 }
 
 /** Writes `line`, expects exactly one answer carrying `id`, and returns it. */
-async function oneAnswer(s: WireSession, line: string | Buffer, id: AnyId): Promise<Answer> {
+async function oneAnswer(s: RawCliClient, line: string | Buffer, id: AnyId): Promise<Answer> {
   const nulls = s.nullAnswers.length;
   await s.write(Buffer.concat([Buffer.from(line), Buffer.from('\n')]));
   await marker(s);
@@ -60,7 +63,7 @@ async function oneAnswer(s: WireSession, line: string | Buffer, id: AnyId): Prom
 }
 
 /** Writes `line`, expects exactly one answer with id null, and returns it. */
-async function oneNullAnswer(s: WireSession, line: string | Buffer): Promise<Answer> {
+async function oneNullAnswer(s: RawCliClient, line: string | Buffer): Promise<Answer> {
   const nulls = s.nullAnswers.length;
   await s.write(Buffer.concat([Buffer.from(line), Buffer.from('\n')]));
   await marker(s);
@@ -75,7 +78,7 @@ async function oneNullAnswer(s: WireSession, line: string | Buffer): Promise<Ans
 }
 
 /** Writes `line` and expects no answer at all (none with `id`, none with id null). */
-async function noAnswer(s: WireSession, line: string, id?: AnyId): Promise<void> {
+async function noAnswer(s: RawCliClient, line: string, id?: AnyId): Promise<void> {
   const nulls = s.nullAnswers.length;
   const before = s.lines.length;
   await s.write(`${line}\n`);
@@ -214,7 +217,7 @@ describe('malformed lines from the client', () => {
     const list = await s.request('resources/list', {});
     expect((list.result?.resources as { uri: string }[]).map((r) => r.uri)).toContain(READ_URI);
     expect(await s.readText('cat+fixture://res/2')).toBe(fixtureText(2, SIZE));
-    expect(s.alive).toBe(true);
+    expect(s.carrier.alive).toBe(true);
     // Nothing but JSON ever went to stdout.
     expect(s.lines.filter((l) => l.parsed === undefined).map((l) => l.raw.slice(0, 200))).toEqual([]);
   });
@@ -226,13 +229,13 @@ describe('messages nested deeper than wire.maxDepth (default 1000)', () => {
   const fresh = startSession(CONFIG);
 
   /** Runs `body` on a fresh session, then checks that the session still lists and reads. */
-  async function onFreshSession(body: (s: WireSession) => Promise<void>): Promise<void> {
+  async function onFreshSession(body: (s: RawCliClient) => Promise<void>): Promise<void> {
     await using s = await fresh();
     await body(s);
     const list = await s.request('resources/list', {});
     expect((list.result?.resources as { uri: string }[] | undefined)?.map((r) => r.uri)).toContain(READ_URI);
     await sentinel(s);
-    expect(s.alive).toBe(true);
+    expect(s.carrier.alive).toBe(true);
   }
 
   it.each<[string, string, AnyId]>([
@@ -348,7 +351,7 @@ describe('lines longer than wire.maxMessageBytes', () => {
     const list = await s.request('resources/list', {});
     expect((list.result?.resources as { uri: string }[]).map((r) => r.uri)).toContain(READ_URI);
     await sentinel(s);
-    expect(s.alive).toBe(true);
+    expect(s.carrier.alive).toBe(true);
   });
 });
 
@@ -361,6 +364,6 @@ describe('a line longer than the default wire.maxMessageBytes (16 MiB)', () => {
     const line = `{"jsonrpc":"2.0","id":"big-1","method":"resources/read","params":{"uri":"cat+${'b'.repeat(17 * 1024 * 1024)}"}}`;
     const answer = await oneAnswer(s, line, 'big-1');
     expect(answer.error?.code).toBe(-32600);
-    expect(s.alive).toBe(true);
+    expect(s.carrier.alive).toBe(true);
   });
 });

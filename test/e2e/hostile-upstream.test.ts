@@ -4,8 +4,13 @@
 // that fail while the cache keeps upstream subscriptions for what it stores. Waits are on answers,
 // log records and exits; a test timeout is the only clock.
 import { describe, expect, it } from 'vitest';
-import { ProxyProcess, fixtureText, rpcError, upstreams, type LogRecord } from './helpers.js';
-import { WireSession, hostileUpstream, rssBytes, type Answer } from './wire.js';
+import { hostileUpstream, rssBytes, upstreams } from '../helpers/built-cli.js';
+import { fixtureText } from '../helpers/catalog.js';
+import { type LogRecord } from '../helpers/logs.js';
+import { rpcError } from '../helpers/rpc-error.js';
+import { ProxyProcess } from '../helpers/sdk-clients.js';
+import { rawCli, type RawCliClient } from '../helpers/cli-stdio.js';
+import { type Answer } from '../helpers/raw-client.js';
 
 const HUGE_LIMIT = 1024 * 1024;
 const HUGE_BYTES = 2 * HUGE_LIMIT;
@@ -15,8 +20,8 @@ const LONG_TIMEOUT_MS = 60_000;
 
 const ready = (server: string) => (r: LogRecord) => r.server === server && r.msg === 'upstream ready';
 
-async function start(config: unknown): Promise<WireSession> {
-  const s = new WireSession(config);
+async function start(config: unknown): Promise<RawCliClient> {
+  const s = rawCli(config);
   await s.initialize();
   return s;
 }
@@ -27,12 +32,12 @@ async function start(config: unknown): Promise<WireSession> {
  * is -32002, and it is retried once the next `upstream ready` record (after `readyBefore` of them) is
  * written. Bounded: at most three reconnects.
  */
-async function readAfterPossibleReconnect(s: WireSession, server: string, uri: string, expected: string, readyBefore: number): Promise<void> {
+async function readAfterPossibleReconnect(s: RawCliClient, server: string, uri: string, expected: string, readyBefore: number): Promise<void> {
   let answer: Answer | undefined;
   for (let attempt = 1; attempt <= 4; attempt++) {
     answer = await s.request('resources/read', { uri });
     if (answer.error?.code !== -32002) break;
-    await s.waitForLogs(readyBefore + attempt, ready(server), `reconnect #${attempt} of ${server}`);
+    await s.carrier.waitForLogs(readyBefore + attempt, ready(server), `reconnect #${attempt} of ${server}`);
   }
   expect(answer?.result?.contents, JSON.stringify(answer).slice(0, 500)).toEqual([{ uri, mimeType: 'text/plain', text: expected }]);
 }
@@ -46,11 +51,11 @@ describe('an upstream that answers with a message nested deeper than wire.maxDep
       },
     });
     expect(await s.readText('h+hostile://ok')).toBe('ok');
-    const readyBefore = s.logCount(ready('h'));
+    const readyBefore = s.carrier.logCount(ready('h'));
     const answer = await s.request('resources/read', { uri: 'h+hostile://deep' });
     expect(answer.error?.code, JSON.stringify(answer).slice(0, 300)).toBe(-32603);
     expect(answer.result).toBeUndefined();
-    expect(s.alive).toBe(true);
+    expect(s.carrier.alive).toBe(true);
     await readAfterPossibleReconnect(s, 'h', 'h+hostile://ok', 'ok', readyBefore);
     expect(await s.readText('cat+fixture://res/0')).toBe(fixtureText(0, 1024));
   });
@@ -66,14 +71,14 @@ describe('an upstream message larger than servers.<id>.maxResponseBytes', () => 
       reconnect: { initialDelayMs: 50, maxDelayMs: 1000 },
     });
     expect(await s.readText('h+hostile://ok')).toBe('ok');
-    const readyBefore = s.logCount(ready('h'));
+    const readyBefore = s.carrier.logCount(ready('h'));
     // Answered long before the 60 s timeoutMs: the test times out at 20 s otherwise.
     const answer = await s.request('resources/read', { uri: 'h+hostile://huge' }, undefined, 15_000);
     expect(answer.result, 'the oversized result must not be relayed').toBeUndefined();
     expect(answer.error?.code).toBe(-32603);
     expect(String(answer.error?.message)).toMatch(/too large/i);
     expect((answer.error?.data as { limit?: unknown } | undefined)?.limit).toBe(HUGE_LIMIT);
-    expect(s.alive).toBe(true);
+    expect(s.carrier.alive).toBe(true);
     await readAfterPossibleReconnect(s, 'h', 'h+hostile://ok', 'ok', readyBefore);
     expect(await s.readText('cat+fixture://res/0')).toBe(fixtureText(0, 1024));
   });
@@ -89,11 +94,11 @@ describe('an upstream that writes unsolicited garbage', () => {
       reconnect: { initialDelayMs: 50, maxDelayMs: 1000 },
     });
     expect(await s.readText('h+hostile://ok')).toBe('ok');
-    const readyBefore = s.logCount(ready('h'));
+    const readyBefore = s.carrier.logCount(ready('h'));
     // The fixture writes its garbage, then answers this read: the answer arrives after all of it was read.
     const answer = await s.request('resources/read', { uri: 'h+hostile://garbage' });
     expect(answer.jsonrpc).toBe('2.0');
-    expect(s.alive).toBe(true);
+    expect(s.carrier.alive).toBe(true);
     await readAfterPossibleReconnect(s, 'h', 'h+hostile://ok', 'ok', readyBefore);
     expect(await s.readText('cat+fixture://res/0')).toBe(fixtureText(0, 1024));
     // Nothing of it leaked to the client: every stdout line is a JSON-RPC message.

@@ -2,11 +2,11 @@
 import { Client } from '@modelcontextprotocol/client';
 import { describe, expect, it } from 'vitest';
 import { canonicalize } from '../../src/audit/jcs.js';
-import { RemoteServerSchema, type RemoteServerConfig } from '../../src/config/schema.js';
+import { type RemoteServerConfig, RemoteServerSchema } from '../../src/config/schema.js';
 import { createLogger } from '../../src/logger.js';
 import { defaultTransportFactory } from '../../src/upstream/transports.js';
 import { within } from '../helpers/gate.js';
-import { RemoteFixture } from './helpers.js';
+import { RemoteFixture } from '../helpers/remote-fixture.js';
 
 type HttpClient = 'lean' | 'sdk';
 

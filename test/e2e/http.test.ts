@@ -1,15 +1,20 @@
 // The Streamable HTTP endpoint through the built CLI: both eras, several principals, one upstream pool, auth, Origin/Host, limits, shutdown.
 import { request as httpRequest } from 'node:http';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { PASS } from '../helpers/passthrough.js';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import { ResourceUpdatedNotificationSchema } from '@modelcontextprotocol/sdk/types.js';
 import { Client as ModernClient, StreamableHTTPClientTransport as ModernHttpTransport } from '@modelcontextprotocol/client';
-import { initializeRequest, postRpc } from '../helpers/raw-client.js';
-import { HttpGatewayProcess, RemoteFixture, TempDir, runCli, upstreams, within } from './helpers.js';
+import { postRpc } from '../helpers/raw-http.js';
+import { initializeRequest } from '../helpers/rpc-messages.js';
+import { runCli, upstreams } from '../helpers/built-cli.js';
+import { within } from '../helpers/gate.js';
+import { HttpGatewayProcess } from '../helpers/http-gateway.js';
+import { RemoteFixture } from '../helpers/remote-fixture.js';
+import { TempDir } from '../helpers/temp-dir.js';
 
 const TOKENS = { alice: 'alice-token-0123456789abcdef', bob: 'bob-token-0123456789abcdef', carol: 'carol-token-0123456789abcdef' };
-const PASS = { '~standard': { version: 1, vendor: 'test', validate: (value: unknown) => ({ value }) } };
 
 /** The built CLI serving HTTP on 127.0.0.1 with an OS-assigned port; its log is parsed for `listening`. */
 class HttpGateway extends HttpGatewayProcess {

@@ -1,10 +1,13 @@
 // Identity on every HTTP request, through the built CLI: reloads (SIGHUP) demote and revoke open sessions, GET streams, subscriptions and listens; sessions are bound to their credential.
-import { existsSync, readFileSync } from 'node:fs';
 import { SignJWT } from 'jose';
 import { describe, expect, it } from 'vitest';
-import { RawHttpClient } from '../helpers/raw-client.js';
+import { readJsonLines } from '../helpers/logs.js';
+import { RawHttpClient } from '../helpers/raw-http.js';
 import type { Stream } from '../helpers/sse-stream.js';
-import { HttpGatewayProcess, TempDir, upstreams, within } from './helpers.js';
+import { upstreams } from '../helpers/built-cli.js';
+import { within } from '../helpers/gate.js';
+import { HttpGatewayProcess } from '../helpers/http-gateway.js';
+import { TempDir } from '../helpers/temp-dir.js';
 
 const TOKENS = {
   alice: 'alice-token-0123456789abcdef',
@@ -94,12 +97,7 @@ class Gateway extends HttpGatewayProcess {
 
   /** Audit records so far. */
   audit(): Record<string, unknown>[] {
-    const file = this.dir.file('audit.jsonl');
-    if (!existsSync(file)) return [];
-    return readFileSync(file, 'utf8')
-      .split('\n')
-      .filter(Boolean)
-      .map((l) => JSON.parse(l) as Record<string, unknown>);
+    return readJsonLines(this.dir.file('audit.jsonl'));
   }
 
   /** Delivery decisions of the secret's updates for `principal`, by outcome. */

@@ -4,7 +4,13 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import { Client as V2Client, ResourceNotFoundError, StreamableHTTPClientTransport as V2HttpTransport } from '@modelcontextprotocol/client';
-import { HttpGatewayProcess, ProxyProcess, ROOT, TempDir, V2Proxy, listAll, notFound, rpcError, upstreams, within } from './helpers.js';
+import { ROOT, upstreams } from '../helpers/built-cli.js';
+import { listAll, notFound } from '../helpers/catalog.js';
+import { within } from '../helpers/gate.js';
+import { HttpGatewayProcess } from '../helpers/http-gateway.js';
+import { rpcError } from '../helpers/rpc-error.js';
+import { ProxyProcess, V2Proxy } from '../helpers/sdk-clients.js';
+import { TempDir } from '../helpers/temp-dir.js';
 
 const MODERN = path.join(ROOT, 'test', 'fixtures', 'modern-server.mjs');
 

@@ -8,21 +8,13 @@
 import { setTimeout as delay } from 'node:timers/promises';
 import { describe, expect, it } from 'vitest';
 import { ResourceListChangedNotificationSchema, ResourceUpdatedNotificationSchema } from '@modelcontextprotocol/sdk/types.js';
-import {
-  META_INCOMPLETE,
-  ProxyProcess,
-  fixtureContent,
-  isAlive,
-  listAll,
-  notFound,
-  rpcError,
-  suiteResource,
-  upstreams,
-  waitForExit,
-  within,
-  type LogRecord,
-  type ProxyOptions,
-} from './helpers.js';
+import { isAlive, upstreams, waitForExit } from '../helpers/built-cli.js';
+import { fixtureContent, listAll, META_INCOMPLETE, notFound } from '../helpers/catalog.js';
+import { within } from '../helpers/gate.js';
+import { type LogRecord } from '../helpers/logs.js';
+import { rpcError } from '../helpers/rpc-error.js';
+import { type ProxyOptions, ProxyProcess } from '../helpers/sdk-clients.js';
+import { suiteResource } from '../helpers/suite.js';
 
 /** What `fixture://stats` reports (see test/fixtures/catalog-server.mjs). */
 interface Stats {

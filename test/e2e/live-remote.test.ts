@@ -1,6 +1,9 @@
 // A Streamable HTTP upstream that goes away and comes back: unavailable at once, then reconnected with a new session.
 import { describe, expect, it } from 'vitest';
-import { ProxyProcess, RemoteFixture, rpcError, type LogRecord } from './helpers.js';
+import { type LogRecord } from '../helpers/logs.js';
+import { RemoteFixture } from '../helpers/remote-fixture.js';
+import { rpcError } from '../helpers/rpc-error.js';
+import { ProxyProcess } from '../helpers/sdk-clients.js';
 
 /** Resolves once a record matching `predicate` is logged after this call (waitForLog also sees earlier ones). */
 function nextLog(proxy: ProxyProcess, predicate: (r: LogRecord) => boolean): Promise<LogRecord> {

@@ -2,7 +2,12 @@
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ResourceUpdatedNotificationSchema } from '@modelcontextprotocol/sdk/types.js';
-import { V2Proxy, ProxyProcess, ROOT, RemoteFixture, notFound, rpcError, upstreams, within } from './helpers.js';
+import { ROOT, upstreams } from '../helpers/built-cli.js';
+import { notFound } from '../helpers/catalog.js';
+import { within } from '../helpers/gate.js';
+import { RemoteFixture } from '../helpers/remote-fixture.js';
+import { rpcError } from '../helpers/rpc-error.js';
+import { ProxyProcess, V2Proxy } from '../helpers/sdk-clients.js';
 
 const MODERN = path.join(ROOT, 'test', 'fixtures', 'modern-server.mjs');
 

@@ -2,7 +2,13 @@
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { ResourceListChangedNotificationSchema, ResourceUpdatedNotificationSchema } from '@modelcontextprotocol/sdk/types.js';
-import { ProxyProcess, ROOT, TempDir, listAll, notFound, rpcError, runCli, suiteResource, upstreams, within } from './helpers.js';
+import { ROOT, runCli, upstreams } from '../helpers/built-cli.js';
+import { listAll, notFound } from '../helpers/catalog.js';
+import { within } from '../helpers/gate.js';
+import { rpcError } from '../helpers/rpc-error.js';
+import { ProxyProcess } from '../helpers/sdk-clients.js';
+import { suiteResource } from '../helpers/suite.js';
+import { TempDir } from '../helpers/temp-dir.js';
 
 const MODERN = path.join(ROOT, 'test', 'fixtures', 'modern-server.mjs');
 const modern = (protocol: string) => ({ command: process.execPath, args: [MODERN], protocol });

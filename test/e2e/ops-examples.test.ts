@@ -4,7 +4,10 @@ import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { execa } from 'execa';
 import { parse as parseYaml } from 'yaml';
-import { HttpGatewayProcess, TempDir, upstreams, within } from './helpers.js';
+import { upstreams } from '../helpers/built-cli.js';
+import { within } from '../helpers/gate.js';
+import { HttpGatewayProcess } from '../helpers/http-gateway.js';
+import { TempDir } from '../helpers/temp-dir.js';
 
 const ROOT = path.resolve(import.meta.dirname, '../..');
 const EXAMPLES = path.join(ROOT, 'examples');

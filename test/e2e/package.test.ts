@@ -4,7 +4,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { execa } from 'execa';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { assertBuilt, PACKAGE_VERSION, ROOT } from './helpers.js';
+import { assertBuilt, PACKAGE_VERSION, ROOT } from '../helpers/built-cli.js';
 
 describe('the packed tarball', () => {
   const dir = mkdtempSync(path.join(os.tmpdir(), 'mcp-federate-pack-'));

@@ -1,6 +1,8 @@
 // End to end: exact page shapes through the built CLI, with a filtering policy, for two principals who see the same items by different rules.
 import { describe, expect, it } from 'vitest';
-import { ProxyProcess, listAll, upstreams } from './helpers.js';
+import { upstreams } from '../helpers/built-cli.js';
+import { listAll } from '../helpers/catalog.js';
+import { ProxyProcess } from '../helpers/sdk-clients.js';
 
 const SERVERS = {
   one: upstreams.fixture('--resources', '23', '--page-size', '4'),

@@ -1,6 +1,10 @@
 // End to end: multi-megabyte messages through both stdio hops, and an upstream slower than its timeout.
 import { describe, expect, it } from 'vitest';
-import { ProxyProcess, fixtureContent, rpcError, suiteResource, upstreams } from './helpers.js';
+import { upstreams } from '../helpers/built-cli.js';
+import { fixtureContent } from '../helpers/catalog.js';
+import { rpcError } from '../helpers/rpc-error.js';
+import { ProxyProcess } from '../helpers/sdk-clients.js';
+import { suiteResource } from '../helpers/suite.js';
 
 const SIZE = 3_000_000; // text: 3 MB per message; blob: 4 MB of base64
 const COUNT = 10;

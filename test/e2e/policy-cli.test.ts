@@ -1,6 +1,7 @@
 // End to end: `mcp-federate policy check` through the built CLI — output and exit codes 0, 1 and 2.
 import { describe, expect, it } from 'vitest';
-import { TempDir, runCli } from './helpers.js';
+import { runCli } from '../helpers/built-cli.js';
+import { TempDir } from '../helpers/temp-dir.js';
 
 const NO_STACK = /^\s+at /m;
 

@@ -2,8 +2,12 @@
 import { readFileSync } from 'node:fs';
 import { connect, type Socket } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { V2026, initializeRequest, modernHeaders, modernRequest, postRpc } from '../helpers/raw-client.js';
-import { HttpGatewayProcess, upstreams, within } from './helpers.js';
+import { readJsonLines } from '../helpers/logs.js';
+import { postRpc } from '../helpers/raw-http.js';
+import { initializeRequest, modernHeaders, modernRequest, V2026 } from '../helpers/rpc-messages.js';
+import { upstreams } from '../helpers/built-cli.js';
+import { within } from '../helpers/gate.js';
+import { HttpGatewayProcess } from '../helpers/http-gateway.js';
 
 const TOKENS = { alice: 'alice-token-0123456789abcdef', mallory: 'mallory-token-0123456789abcdef' };
 /** The built CLI serving HTTP on an OS-assigned port, with an audit file. */
@@ -44,10 +48,7 @@ class Gateway extends HttpGatewayProcess {
   }
 
   auditRecords(): Record<string, unknown>[] {
-    return readFileSync(this.audit, 'utf8')
-      .split('\n')
-      .filter((l) => l !== '')
-      .map((l) => JSON.parse(l) as Record<string, unknown>);
+    return readJsonLines(this.audit);
   }
 
   /** The gateway's resident set size now, from /proc, in bytes. */

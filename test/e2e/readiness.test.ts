@@ -3,7 +3,9 @@ import { readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
-import { HttpGatewayProcess, runCli, upstreams, within } from './helpers.js';
+import { runCli, upstreams } from '../helpers/built-cli.js';
+import { within } from '../helpers/gate.js';
+import { HttpGatewayProcess } from '../helpers/http-gateway.js';
 
 /** The pids a fixture wrote to its `--starts-file`, oldest first. */
 const startsOf = (file: string): number[] => readFileSync(file, 'utf8').trim().split('\n').map(Number);

@@ -4,25 +4,17 @@ import path from 'node:path';
 import { setTimeout as delay } from 'node:timers/promises';
 import { describe, expect, it } from 'vitest';
 import { ResourceListChangedNotificationSchema } from '@modelcontextprotocol/sdk/types.js';
-import { initializeRequest, postRpc } from '../helpers/raw-client.js';
-import {
-  HttpGatewayProcess,
-  ProxyProcess,
-  ROOT,
-  TempDir,
-  listAll,
-  notFound,
-  parseLogLines,
-  rpcError,
-  withPatientLists,
-  runCli,
-  upstreams,
-  within,
-  type LogRecord,
-  type StdioUpstream,
-} from './helpers.js';
+import { postRpc } from '../helpers/raw-http.js';
+import { initializeRequest } from '../helpers/rpc-messages.js';
+import { runCli, type StdioUpstream, upstreams } from '../helpers/built-cli.js';
+import { listAll, notFound } from '../helpers/catalog.js';
+import { within } from '../helpers/gate.js';
+import { HttpGatewayProcess } from '../helpers/http-gateway.js';
+import { type LogRecord, parseLogLines, readJsonLines } from '../helpers/logs.js';
+import { rpcError } from '../helpers/rpc-error.js';
+import { ProxyProcess } from '../helpers/sdk-clients.js';
+import { TempDir, withPatientLists } from '../helpers/temp-dir.js';
 
-const RECORDING = path.join(ROOT, 'test', 'fixtures', 'recording-server.mjs');
 const ALICE = 'alice-token-0123456789abcdef';
 const SERVERS = { fx: upstreams.fixture('--resources', '5') };
 const STDIO = { principal: 'erin', roles: ['eng'] };
@@ -93,12 +85,7 @@ describe('reload refuses what would weaken security unsaid (SIGHUP)', () => {
       expect(await rpcError(proxy.client.readResource({ uri: 'fx+fixture://res/1' }))).toEqual(notFound('fx+fixture://res/1')); // 2 of 3
       await proxy.client.readResource({ uri: 'fx+fixture://res/0' }); // 3 of 3
       expect((await rpcError(proxy.client.readResource({ uri: 'fx+fixture://res/0' }))).message).toMatch(/Rate limit exceeded/);
-      const reads = () =>
-        readFileSync(auditFile, 'utf8')
-          .split('\n')
-          .filter(Boolean)
-          .map((l) => JSON.parse(l) as Record<string, unknown>)
-          .filter((r) => r.method === 'resources/read');
+      const reads = () => readJsonLines(auditFile).filter((r) => r.method === 'resources/read');
       expect(reads().map((r) => r.outcome)).toEqual(['ok', 'denied', 'ok', 'rate_limited']);
 
       // Spelled out, the same weakening applies.
@@ -276,11 +263,7 @@ describe('servers edits', () => {
     using dir = new TempDir();
     const record = dir.file('starts.log');
     writeFileSync(record, '');
-    const rec = (name: string, ...args: string[]): StdioUpstream => ({
-      command: process.execPath,
-      args: [RECORDING, '--resources', '2', ...args],
-      env: { RECORD_FILE: record, RECORD_NAME: name },
-    });
+    const rec = (name: string, ...args: string[]): StdioUpstream => upstreams.fixture('--resources', '2', '--name', name, '--record', record, ...args);
     const before = { keep: rec('keep'), change: rec('change'), drop: rec('drop', '--subscribe') };
     const proxy = await ProxyProcess.start({ servers: before, stdio: STDIO }, { logLevel: 'info' });
     try {

@@ -5,7 +5,14 @@ import { readFileSync } from 'node:fs';
 import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { describe, expect, it } from 'vitest';
-import { ProxyProcess, RemoteFixture, TempDir, listAll, notFound, parseLogLines, rpcError, runCli, suiteResource, upstreams } from './helpers.js';
+import { runCli, upstreams } from '../helpers/built-cli.js';
+import { listAll, notFound } from '../helpers/catalog.js';
+import { parseLogLines } from '../helpers/logs.js';
+import { RemoteFixture } from '../helpers/remote-fixture.js';
+import { rpcError } from '../helpers/rpc-error.js';
+import { ProxyProcess } from '../helpers/sdk-clients.js';
+import { suiteResource } from '../helpers/suite.js';
+import { TempDir } from '../helpers/temp-dir.js';
 
 const TOKEN = `e2e-token-${randomUUID()}`;
 const httpFixture = suiteResource(() => RemoteFixture.start('http', '--resources', '3'));

@@ -4,8 +4,9 @@
 // every answer in memory. Paced by events: each wave of reads waits for the upstream to have served
 // them (the fixture logs each read to its stderr, which the proxy logs) or for the proxy to exit.
 import { describe, expect, it } from 'vitest';
-import { upstreams } from './helpers.js';
-import { WireSession, rssBytes, within } from './wire.js';
+import { rssBytes, upstreams } from '../helpers/built-cli.js';
+import { rawCli } from '../helpers/cli-stdio.js';
+import { within } from '../helpers/gate.js';
 
 const MIB = 1024 * 1024;
 const SIZE = MIB;
@@ -18,7 +19,7 @@ const MAX_WAVES = 20;
 
 describe('a client that stops reading stdout', () => {
   it('is disconnected once wire.maxQueuedBytes is queued: bounded RSS, an error record, exit code 1', { timeout: 45_000 }, async () => {
-    await using s = new WireSession(
+    await using s = rawCli(
       {
         servers: { big: upstreams.fixture('--resources', '9', '--size', String(SIZE), '--any-query', '--log-reads') },
         cache: { enabled: false },
@@ -26,9 +27,9 @@ describe('a client that stops reading stdout', () => {
       },
       { readStdout: false },
     );
-    const pid = s.pid;
-    const exited = s.exited.then(() => true);
-    const servedUpstream = () => s.logCount((r) => r.msg === 'upstream stderr' && typeof r.stderr === 'string' && r.stderr.startsWith('read '));
+    const pid = s.carrier.pid;
+    const exited = s.carrier.exited.then(() => true);
+    const servedUpstream = () => s.carrier.logCount((r) => r.msg === 'upstream stderr' && typeof r.stderr === 'string' && r.stderr.startsWith('read '));
     await s.send({
       jsonrpc: '2.0',
       id: 0,
@@ -39,7 +40,7 @@ describe('a client that stops reading stdout', () => {
 
     const samples: number[] = [];
     let sent = 0;
-    for (let wave = 0; wave < MAX_WAVES && s.exitCode === undefined; wave++) {
+    for (let wave = 0; wave < MAX_WAVES && s.carrier.exitCode === undefined; wave++) {
       // Distinct URIs (a query the fixture ignores): no two reads can share one upstream call.
       const reads = Array.from({ length: WAVE }, (_, k) => {
         const n = sent + k;
@@ -55,17 +56,17 @@ describe('a client that stops reading stdout', () => {
       const served = s
         .until(() => servedUpstream() >= target, `the upstream to serve ${target} reads`, 15_000)
         .catch((err: unknown) => {
-          if (s.exitCode === undefined) throw err; // a real timeout; an exit is what `exited` reports
+          if (s.carrier.exitCode === undefined) throw err; // a real timeout; an exit is what `exited` reports
         });
       await Promise.race([exited, served]);
-      if (s.exitCode === undefined) samples.push(rssBytes(pid));
+      if (s.carrier.exitCode === undefined) samples.push(rssBytes(pid));
     }
 
     const peak = Math.max(0, ...samples);
     expect(peak, `RSS samples (MiB): ${samples.map((b) => Math.round(b / MIB)).join(' ')}`).toBeLessThan(RSS_LIMIT);
-    const { code } = await within(s.exited, `the proxy to exit after ${sent} unread reads; stderr:\n${s.tail()}`, 15_000);
-    const closed = s.logs().find((r) => r.level >= 50 && r.msg.includes('not reading'));
-    expect(closed, `an error record saying the client is not reading; stderr:\n${s.tail()}`).toBeDefined();
+    const { code } = await within(s.carrier.exited, `the proxy to exit after ${sent} unread reads; stderr:\n${s.carrier.tail()}`, 15_000);
+    const closed = s.carrier.logs().find((r) => r.level >= 50 && r.msg.includes('not reading'));
+    expect(closed, `an error record saying the client is not reading; stderr:\n${s.carrier.tail()}`).toBeDefined();
     expect(code).toBe(1);
     // It was the bound that closed the session, not an early give-up: more than the bound was asked for.
     expect(sent * SIZE).toBeGreaterThan(MAX_QUEUED);

@@ -3,7 +3,8 @@ import { createHash } from 'node:crypto';
 import { describe, expect, it } from 'vitest';
 import { loadConfig } from '../../src/config/load.js';
 import { createAuthenticator } from '../../src/serve/auth/authenticator.js';
-import { TempDir, runCli } from './helpers.js';
+import { runCli } from '../helpers/built-cli.js';
+import { TempDir } from '../helpers/temp-dir.js';
 
 describe.concurrent('token new', () => {
   it('prints a token and the entry of its hash; the entry in a config file authenticates the token', async () => {

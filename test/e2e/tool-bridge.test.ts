@@ -1,12 +1,17 @@
-// Requests for user input during tools/call and prompts/get, bridged through the built CLI: server-everything's elicitation and sampling tools, and the input fixture in both eras, towards SDK v1 (2025-11-25) and SDK v2 (2026-07-28) clients.
-import { readFileSync } from 'node:fs';
+// Requests for user input during tools/call and prompts/get, bridged through the built CLI: server-everything's elicitation and sampling tools, and the input fixture in both eras, towards 2025-11-25 clients on SDK v1 and SDK v2, and SDK v2 clients on 2026-07-28.
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
+import { PASS } from '../helpers/passthrough.js';
+import { readJsonLines } from '../helpers/logs.js';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js';
 import { CreateMessageRequestSchema, ElicitRequestSchema } from '@modelcontextprotocol/sdk/types.js';
 import { Client as ModernClient, StreamableHTTPClientTransport as ModernHttpTransport } from '@modelcontextprotocol/client';
-import { CLI, HttpGatewayProcess, ROOT, TempDir, assertBuilt, upstreams, elicitingModernClient } from './helpers.js';
+import { StdioClientTransport as ModernStdioTransport } from '@modelcontextprotocol/client/stdio';
+import { assertBuilt, CLI, ROOT, upstreams } from '../helpers/built-cli.js';
+import { HttpGatewayProcess } from '../helpers/http-gateway.js';
+import { elicitingModernClient } from '../helpers/sdk-clients.js';
+import { TempDir } from '../helpers/temp-dir.js';
 
 const INPUT = path.join(ROOT, 'test', 'fixtures', 'input-server.mjs');
 const CONFIG = {
@@ -16,7 +21,6 @@ const CONFIG = {
     modern: { command: process.execPath, args: [INPUT], protocol: '2026-07-28' },
   },
 };
-const PASS = { '~standard': { version: 1, vendor: 'test', validate: (value: unknown) => ({ value }) } };
 interface ToolResult {
   content: { type: string; text?: string }[];
   isError?: boolean;
@@ -24,35 +28,70 @@ interface ToolResult {
 const textOf = (r: unknown) => ((r as ToolResult).content[0] as { text: string }).text;
 const promptText = (r: unknown) => (r as { messages: { content: { text: string } }[] }).messages[0]!.content.text;
 
-/** `client` (SDK v1, 2025-11-25) connected to a gateway on stdio. */
-async function onStdio(dir: TempDir, client: Client, extra: Record<string, unknown> = {}): Promise<Client> {
-  assertBuilt();
-  await client.connect(
-    new StdioClientTransport({
-      command: process.execPath,
-      args: [CLI, '--config', dir.writeConfig({ ...CONFIG, ...extra }), '--log-level', 'warn'],
-      env: {},
-      cwd: dir.path,
-      stderr: 'pipe',
-    }),
-  );
-  return client;
+/** What the stdio tests ask of a 2025-11-25 client: the calls both SDKs have. */
+interface Client2025 {
+  listTools(): Promise<{ tools: { name: string }[] }>;
+  callTool(params: { name: string; arguments: Record<string, unknown> }): Promise<unknown>;
+  getPrompt(params: { name: string }): Promise<unknown>;
+  close(): Promise<void>;
 }
 
-describe('tools/call and prompts/get bridged through the built CLI', () => {
-  it('stdio, a 2025-11-25 client with elicitation and sampling: server-everything asks it, and both fixture eras ask it', async () => {
+/** How the client answers: an elicitation with `{ name: 'Ada' }` accepted, a sampling with a fixed text; each question noted in `asked`. */
+interface Answering {
+  capabilities: Record<string, unknown>;
+  asked?: string[];
+}
+
+const answerElicit = (asked: string[] | undefined, message: unknown) => {
+  asked?.push(String(message));
+  return { action: 'accept' as const, content: { name: 'Ada' } };
+};
+const answerSample = (asked: string[] | undefined, maxTokens: unknown) => {
+  asked?.push(`sampling:${String(maxTokens)}`);
+  return { role: 'assistant' as const, model: 'e2e-model', content: { type: 'text' as const, text: 'sampled by the client' } };
+};
+
+/** The gateway on stdio, as the built CLI runs it for a client. */
+const cliOn = (dir: TempDir, extra: Record<string, unknown>) => ({
+  command: process.execPath,
+  args: [CLI, '--config', dir.writeConfig({ ...CONFIG, ...extra }), '--log-level', 'warn'],
+  env: {},
+  cwd: dir.path,
+  stderr: 'pipe' as const,
+});
+
+/** The two SDKs' 2025-11-25 clients on stdio: SDK v1, and SDK v2 held to 2025-11-25 by its legacy negotiation. */
+const SDKS: { name: string; connect(dir: TempDir, answering: Answering, extra?: Record<string, unknown>): Promise<Client2025> }[] = [
+  {
+    name: 'SDK v1',
+    async connect(dir, { capabilities, asked }, extra = {}) {
+      assertBuilt();
+      const client = new Client({ name: 'e2e-tool-user', version: '1.0.0' }, { capabilities });
+      if (capabilities.elicitation) client.setRequestHandler(ElicitRequestSchema, (req) => answerElicit(asked, req.params.message));
+      if (capabilities.sampling) client.setRequestHandler(CreateMessageRequestSchema, (req) => answerSample(asked, req.params.maxTokens));
+      await client.connect(new StdioClientTransport(cliOn(dir, extra)));
+      return client;
+    },
+  },
+  {
+    name: 'SDK v2 (versionNegotiation legacy)',
+    async connect(dir, { capabilities, asked }, extra = {}) {
+      assertBuilt();
+      const client = new ModernClient({ name: 'e2e-tool-user', version: '1.0.0' }, { capabilities, versionNegotiation: { mode: 'legacy' } });
+      if (capabilities.elicitation) client.setRequestHandler('elicitation/create', (req) => answerElicit(asked, req.params.message));
+      if (capabilities.sampling) client.setRequestHandler('sampling/createMessage', (req) => answerSample(asked, req.params.maxTokens));
+      await client.connect(new ModernStdioTransport(cliOn(dir, extra)));
+      expect(client.getNegotiatedProtocolVersion()).toBe('2025-11-25');
+      return client;
+    },
+  },
+];
+
+describe.each(SDKS)('tools/call and prompts/get bridged through the built CLI to a 2025-11-25 client on $name (stdio)', (sdk) => {
+  it('with elicitation and sampling: server-everything asks it, and both fixture eras ask it', async () => {
     using dir = new TempDir();
-    const client = new Client({ name: 'e2e-tool-user', version: '1.0.0' }, { capabilities: { elicitation: { form: {} }, sampling: {} } });
     const asked: string[] = [];
-    client.setRequestHandler(ElicitRequestSchema, (req) => {
-      asked.push(String(req.params.message));
-      return { action: 'accept', content: { name: 'Ada' } };
-    });
-    client.setRequestHandler(CreateMessageRequestSchema, (req) => {
-      asked.push(`sampling:${req.params.maxTokens}`);
-      return { role: 'assistant', model: 'e2e-model', content: { type: 'text', text: 'sampled by the client' } };
-    });
-    await onStdio(dir, client, { audit: { file: dir.file('audit.jsonl') } });
+    const client = await sdk.connect(dir, { capabilities: { elicitation: { form: {} }, sampling: {} }, asked }, { audit: { file: dir.file('audit.jsonl') } });
     try {
       const names = (await client.listTools()).tools.map((t) => t.name);
       expect(names).toEqual(
@@ -75,10 +114,7 @@ describe('tools/call and prompts/get bridged through the built CLI', () => {
       await client.close();
     }
     // The calls keep their records; each relayed request has its own, naming the tool and the user's answer, never the content.
-    const records = readFileSync(dir.file('audit.jsonl'), 'utf8')
-      .split('\n')
-      .filter(Boolean)
-      .map((l) => JSON.parse(l) as Record<string, unknown>);
+    const records = readJsonLines(dir.file('audit.jsonl'));
     const pick = (r: Record<string, unknown>) => [r.method, r.name, r.server, r.outcome];
     expect(records.filter((r) => r.method === 'tools/call').map(pick)).toEqual([
       ['tools/call', 'everything__trigger-elicitation-request', 'everything', 'ok'],
@@ -99,9 +135,9 @@ describe('tools/call and prompts/get bridged through the built CLI', () => {
     expect(JSON.stringify(relayed)).not.toContain('Ada');
   });
 
-  it('stdio, a 2025-11-25 client without the capabilities: each request is declined with a clear reason, and nothing is asked', async () => {
+  it('without the capabilities: each request is declined with a clear reason, and nothing is asked', async () => {
     using dir = new TempDir();
-    const client = await onStdio(dir, new Client({ name: 'e2e-tool-user', version: '1.0.0' }, { capabilities: {} }));
+    const client = await sdk.connect(dir, { capabilities: {} });
     try {
       const elicited = (await client.callTool({ name: 'everything__trigger-elicitation-request', arguments: {} })) as ToolResult;
       expect(elicited.isError).toBe(true);
@@ -118,7 +154,9 @@ describe('tools/call and prompts/get bridged through the built CLI', () => {
       await client.close();
     }
   });
+});
 
+describe('tools/call and prompts/get bridged through the built CLI to a 2026-07-28 client (HTTP)', () => {
   it('HTTP, a 2026-07-28 client: a 2025 upstream’s tool call held across its retry, a 2026 upstream’s state sealed, tampered and replayed states refused', async () => {
     using dir = new TempDir();
     await using gw = await HttpGatewayProcess.serve(dir.writeConfig(CONFIG));

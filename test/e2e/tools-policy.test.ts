@@ -6,8 +6,13 @@ import { describe, expect, it } from 'vitest';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import { ToolListChangedNotificationSchema } from '@modelcontextprotocol/sdk/types.js';
-import { HttpGatewayProcess, ProxyProcess, ROOT, TempDir, rpcError, runCli, within, type StdioUpstream } from './helpers.js';
-import { WireSession } from './wire.js';
+import { ROOT, runCli, type StdioUpstream } from '../helpers/built-cli.js';
+import { within } from '../helpers/gate.js';
+import { HttpGatewayProcess } from '../helpers/http-gateway.js';
+import { rpcError } from '../helpers/rpc-error.js';
+import { ProxyProcess } from '../helpers/sdk-clients.js';
+import { TempDir } from '../helpers/temp-dir.js';
+import { rawCli } from '../helpers/cli-stdio.js';
 import { compilePolicy } from '../../src/access/policy.js';
 import { PolicySchema } from '../../src/config/schema.js';
 import { canonicalize } from '../../src/audit/jcs.js';
@@ -44,7 +49,7 @@ describe('tools under policy and audit (stdio, raw wire)', () => {
     using dir = new TempDir();
     const auditFile = dir.file('audit.jsonl');
     const upstreamLog = dir.file('fx.log');
-    await using wire = new WireSession(
+    await using wire = rawCli(
       {
         servers: { fx: tools('fx', upstreamLog) },
         stdio: { principal: 'erin', roles: ['eng'] },

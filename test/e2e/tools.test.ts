@@ -1,4 +1,4 @@
-// End to end: tools and prompts federated by the built CLI (stdio), driven by SDK v1 (2025-11-25) and SDK v2 (2026-07-28) clients, against server-everything and the tools fixture.
+// End to end: tools and prompts federated by the built CLI (stdio), driven by 2025-11-25 clients on SDK v1 and SDK v2 and by SDK v2 (2026-07-28) clients, against server-everything and the tools fixture.
 import { readFileSync } from 'node:fs';
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
@@ -6,20 +6,13 @@ import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import { LoggingMessageNotificationSchema, ToolListChangedNotificationSchema } from '@modelcontextprotocol/sdk/types.js';
 import { Client as ModernClient, StreamableHTTPClientTransport as ModernHttpTransport } from '@modelcontextprotocol/client';
-import {
-  DirectClient,
-  HttpGatewayProcess,
-  ProxyProcess,
-  ROOT,
-  TempDir,
-  V2Proxy,
-  disposeAll,
-  rpcError,
-  suiteResource,
-  upstreams,
-  within,
-  type StdioUpstream,
-} from './helpers.js';
+import { ROOT, type StdioUpstream, upstreams } from '../helpers/built-cli.js';
+import { within } from '../helpers/gate.js';
+import { HttpGatewayProcess } from '../helpers/http-gateway.js';
+import { rpcError } from '../helpers/rpc-error.js';
+import { DirectClient, ProxyProcess, V2Proxy } from '../helpers/sdk-clients.js';
+import { disposeAll, suiteResource } from '../helpers/suite.js';
+import { TempDir } from '../helpers/temp-dir.js';
 
 const TOOLS_FIXTURE = path.join(ROOT, 'test', 'fixtures', 'tools-server.mjs');
 const LONG = `a_tool_whose_name_is_long_enough_that_prefixing_it_would_pass_sixty_four_characters`;
@@ -30,14 +23,94 @@ const tools = (name: string, log: string, ...extra: string[]): StdioUpstream => 
 const CLIENT_NAME = /^[A-Za-z0-9_-]{1,64}$/;
 const upstreamName = (item: { _meta?: Record<string, unknown> }) => item._meta?.['mcp-federate/upstreamName'];
 
+type Tool = { name: string; _meta?: Record<string, unknown> } & Record<string, unknown>;
+interface CallOptions {
+  onprogress?: (progress: unknown) => void;
+  signal?: AbortSignal;
+}
+
+/** What these tests ask of a 2025-11-25 client through the gateway: the calls both SDKs have, results as plain data. */
+interface Client2025 {
+  getServerCapabilities(): Record<string, unknown> | undefined;
+  /** One page of tools/list or prompts/list, as the gateway sent it (SDK v2's own listTools walks every page itself). */
+  page(method: 'tools/list' | 'prompts/list', cursor?: string): Promise<{ items: Tool[]; nextCursor?: string }>;
+  callTool(params: { name: string; arguments: Record<string, unknown> }, options?: CallOptions): Promise<Record<string, unknown>>;
+  getPrompt(params: { name: string; arguments?: Record<string, string> }): Promise<unknown>;
+  complete(params: { ref: { type: 'ref/prompt'; name: string }; argument: { name: string; value: string } }): Promise<{ completion: { values: string[] } }>;
+  readResource(params: { uri: string }): Promise<{ contents: { uri: string }[] }>;
+  /** Calls `onLog` with the params of every notifications/message. */
+  onLog(onLog: (params: unknown) => void): void;
+}
+
+/** The gateway on stdio with a 2025-11-25 client of one SDK. */
+interface Sdk {
+  name: string;
+  /** How the SDK's rejection states an error the gateway sent with `code` and `message`. */
+  errorMessage(code: number, message: string): string;
+  start(config: unknown): Promise<{ client: Client2025 } & AsyncDisposable>;
+}
+
+const SDKS: Sdk[] = [
+  {
+    name: 'SDK v1',
+    errorMessage: (code, message) => `MCP error ${code}: ${message}`,
+    async start(config) {
+      const proxy = await ProxyProcess.start(config);
+      const c = proxy.client;
+      const client: Client2025 = {
+        getServerCapabilities: () => c.getServerCapabilities(),
+        page: async (method, cursor) => {
+          const params = cursor ? { cursor } : {};
+          if (method === 'tools/list') {
+            const r = await c.listTools(params);
+            return { items: r.tools, ...(r.nextCursor ? { nextCursor: r.nextCursor } : {}) };
+          }
+          const r = await c.listPrompts(params);
+          return { items: r.prompts, ...(r.nextCursor ? { nextCursor: r.nextCursor } : {}) };
+        },
+        callTool: (params, options) => c.callTool(params, undefined, options),
+        getPrompt: (params) => c.getPrompt(params),
+        complete: (params) => c.complete(params),
+        readResource: (params) => c.readResource(params),
+        onLog: (onLog) => c.setNotificationHandler(LoggingMessageNotificationSchema, (n) => onLog(n.params)),
+      };
+      return { client, [Symbol.asyncDispose]: () => proxy[Symbol.asyncDispose]() };
+    },
+  },
+  {
+    name: 'SDK v2 (versionNegotiation legacy)',
+    errorMessage: (_code, message) => message,
+    async start(config) {
+      const proxy = await new V2Proxy(config, 'legacy').start();
+      const c = proxy.client;
+      expect(c.getNegotiatedProtocolVersion()).toBe('2025-11-25');
+      const client: Client2025 = {
+        getServerCapabilities: () => c.getServerCapabilities(),
+        page: async (method, cursor) => {
+          const r = await proxy.raw(method, cursor ? { cursor } : {});
+          const items = (method === 'tools/list' ? r.tools : r.prompts) as Tool[];
+          return { items, ...(typeof r.nextCursor === 'string' ? { nextCursor: r.nextCursor } : {}) };
+        },
+        callTool: (params, options) => c.callTool(params, options),
+        getPrompt: (params) => c.getPrompt(params),
+        complete: (params) => c.complete(params),
+        readResource: (params) => c.readResource(params),
+        onLog: (onLog) => c.setNotificationHandler('notifications/message', (n) => onLog(n.params)),
+      };
+      return { client, [Symbol.asyncDispose]: () => proxy[Symbol.asyncDispose]() };
+    },
+  },
+];
+
 interface Suite extends AsyncDisposable {
-  proxy: ProxyProcess;
+  client: Client2025;
   everything: DirectClient;
   dir: TempDir;
   log: (name: string) => string[];
 }
 
-const suite = suiteResource(async (): Promise<Suite> => {
+/** The gateway (server-everything and two tools fixtures behind it) with `sdk`'s client, and a direct client to server-everything. */
+async function startSuite(sdk: Sdk): Promise<Suite> {
   const dir = new TempDir();
   const servers = {
     everything: upstreams.everything(),
@@ -45,7 +118,7 @@ const suite = suiteResource(async (): Promise<Suite> => {
     two: tools('two', dir.file('two.log'), '--tools', 'shared'),
   };
   const started = await Promise.allSettled([
-    ProxyProcess.start({ servers, list: { maxItemsPerPage: 5, firstWaitMs: 60_000 } }),
+    sdk.start({ servers, list: { maxItemsPerPage: 5, firstWaitMs: 60_000 } }),
     DirectClient.start(upstreams.everything()),
   ]);
   const values = started.map((s) => (s.status === 'fulfilled' ? s.value : undefined));
@@ -55,7 +128,7 @@ const suite = suiteResource(async (): Promise<Suite> => {
     await all[Symbol.asyncDispose]();
     throw failed.reason;
   }
-  const [proxy, everything] = values as [ProxyProcess, DirectClient];
+  const [proxy, everything] = values as [{ client: Client2025 } & AsyncDisposable, DirectClient];
   const log = (name: string) => {
     try {
       return readFileSync(dir.file(`${name}.log`), 'utf8')
@@ -65,24 +138,26 @@ const suite = suiteResource(async (): Promise<Suite> => {
       return [];
     }
   };
-  return { proxy, everything, dir, log, [Symbol.asyncDispose]: () => all[Symbol.asyncDispose]() };
-});
-const client = () => suite().proxy.client;
-
-async function allTools() {
-  const out: Awaited<ReturnType<ReturnType<typeof client>['listTools']>>['tools'] = [];
-  let cursor: string | undefined;
-  let pages = 0;
-  do {
-    const page = await client().listTools(cursor ? { cursor } : {});
-    out.push(...page.tools);
-    cursor = page.nextCursor;
-    pages++;
-  } while (cursor && pages < 100);
-  return { tools: out, pages };
+  return { client: proxy.client, everything, dir, log, [Symbol.asyncDispose]: () => all[Symbol.asyncDispose]() };
 }
 
-describe('tools and prompts through the gateway (SDK v1 client, 2025-11-25)', () => {
+describe.each(SDKS)('tools and prompts through the gateway (a 2025-11-25 client on $name)', (sdk) => {
+  const suite = suiteResource(() => startSuite(sdk));
+  const client = () => suite().client;
+
+  async function allTools() {
+    const out: Tool[] = [];
+    let cursor: string | undefined;
+    let pages = 0;
+    do {
+      const page = await client().page('tools/list', cursor);
+      out.push(...page.items);
+      cursor = page.nextCursor;
+      pages++;
+    } while (cursor && pages < 100);
+    return { tools: out, pages };
+  }
+
   it('declares tools, prompts and logging because its upstreams have them', () => {
     expect(client().getServerCapabilities()).toMatchObject({ tools: { listChanged: true }, prompts: { listChanged: true }, logging: {} });
   });
@@ -145,27 +220,33 @@ describe('tools and prompts through the gateway (SDK v1 client, 2025-11-25)', ()
   it('answers an unknown tool with the spec error for one, -32602, and never calls anyone', async () => {
     const before = [...suite().log('one'), ...suite().log('two')].length;
     for (const name of ['two__nope', 'nobody__echo', 'echo', '']) {
-      expect(await rpcError(client().callTool({ name, arguments: {} }))).toMatchObject({ code: -32602, message: `MCP error -32602: Unknown tool: ${name}` });
+      expect(await rpcError(client().callTool({ name, arguments: {} }))).toMatchObject({
+        code: -32602,
+        message: sdk.errorMessage(-32602, `Unknown tool: ${name}`),
+      });
     }
     expect([...suite().log('one'), ...suite().log('two')].length).toBe(before);
   });
 
   it('relays progress to the caller (the long-running tool of server-everything, and the fixture), under the caller own token', async () => {
     const steps: unknown[] = [];
-    const r = await client().callTool({ name: 'two__progress', arguments: { steps: 4 } }, undefined, { onprogress: (p) => steps.push(p) });
+    const r = await client().callTool({ name: 'two__progress', arguments: { steps: 4 } }, { onprogress: (p) => steps.push(p) });
     expect(r).toEqual({ content: [{ type: 'text', text: 'done 4' }] });
     expect(steps).toEqual([1, 2, 3, 4].map((progress) => ({ progress, total: 4 })));
     const everything: unknown[] = [];
-    await client().callTool({ name: 'everything__trigger-long-running-operation', arguments: { duration: 1, steps: 2 } }, undefined, {
-      onprogress: (p) => everything.push(p),
-    });
+    await client().callTool(
+      { name: 'everything__trigger-long-running-operation', arguments: { duration: 1, steps: 2 } },
+      {
+        onprogress: (p) => everything.push(p),
+      },
+    );
     expect(everything.length).toBeGreaterThan(0);
     expect(everything[0]).toMatchObject({ progress: 1, total: 2 });
   });
 
   it('relays the upstream log message sent during a call to its caller', async () => {
     const messages: unknown[] = [];
-    client().setNotificationHandler(LoggingMessageNotificationSchema, (n) => void messages.push(n.params));
+    client().onLog((params) => void messages.push(params));
     await client().callTool({ name: 'two__chatty', arguments: {} });
     await within(
       (async () => {
@@ -178,7 +259,7 @@ describe('tools and prompts through the gateway (SDK v1 client, 2025-11-25)', ()
 
   it('forwards a client cancellation upstream', async () => {
     const abort = new AbortController();
-    const call = client().callTool({ name: 'two__hang', arguments: {} }, undefined, { signal: abort.signal });
+    const call = client().callTool({ name: 'two__hang', arguments: {} }, { signal: abort.signal });
     await within(
       (async () => {
         while (!suite().log('two').includes('call hang {}')) await new Promise((r) => setTimeout(r, 10));
@@ -199,8 +280,8 @@ describe('tools and prompts through the gateway (SDK v1 client, 2025-11-25)', ()
     const names: string[] = [];
     let cursor: string | undefined;
     do {
-      const page = await client().listPrompts(cursor ? { cursor } : {});
-      names.push(...page.prompts.map((p) => p.name));
+      const page = await client().page('prompts/list', cursor);
+      names.push(...page.items.map((p) => p.name));
       cursor = page.nextCursor;
     } while (cursor);
     expect(names).toEqual(expect.arrayContaining(['everything__args-prompt', 'everything__completable-prompt', 'one-v2__greet', 'two__greet']));
@@ -214,7 +295,10 @@ describe('tools and prompts through the gateway (SDK v1 client, 2025-11-25)', ()
     expect(await client().getPrompt({ name: 'everything__args-prompt', arguments: { city: 'Paris' } })).toEqual(
       await suite().everything.client.getPrompt({ name: 'args-prompt', arguments: { city: 'Paris' } }),
     );
-    expect(await rpcError(client().getPrompt({ name: 'two__nope' }))).toMatchObject({ code: -32602, message: 'MCP error -32602: Unknown prompt: two__nope' });
+    expect(await rpcError(client().getPrompt({ name: 'two__nope' }))).toMatchObject({
+      code: -32602,
+      message: sdk.errorMessage(-32602, 'Unknown prompt: two__nope'),
+    });
     const completed = await client().complete({
       ref: { type: 'ref/prompt', name: 'everything__completable-prompt' },
       argument: { name: 'department', value: 'E' },
@@ -231,7 +315,7 @@ describe('tools and prompts through the gateway (SDK v1 client, 2025-11-25)', ()
 
   it('fails a call at once, with a clear error, when its upstream dies during it', async () => {
     const error = await rpcError(client().callTool({ name: 'one-v2__die', arguments: {} }));
-    expect(error).toMatchObject({ code: -32603, message: 'MCP error -32603: Upstream unavailable' });
+    expect(error).toMatchObject({ code: -32603, message: sdk.errorMessage(-32603, 'Upstream unavailable') });
   });
 });
 

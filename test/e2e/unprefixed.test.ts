@@ -1,7 +1,11 @@
 // The built CLI with the conformance fixture as its `prefix: false` upstream next to a prefixed one: the URIs the conformance suite asks for, unchanged.
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { ProxyProcess, ROOT, listAll, notFound, rpcError, suiteResource, upstreams } from './helpers.js';
+import { ROOT, upstreams } from '../helpers/built-cli.js';
+import { listAll, notFound } from '../helpers/catalog.js';
+import { rpcError } from '../helpers/rpc-error.js';
+import { ProxyProcess } from '../helpers/sdk-clients.js';
+import { suiteResource } from '../helpers/suite.js';
 
 const CONFORMANCE = path.join(ROOT, 'test', 'fixtures', 'conformance-server.mjs');
 

@@ -2,7 +2,9 @@
 import { readFileSync } from 'node:fs';
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { parseLogLines, ROOT, runCli, TempDir, upstreams } from './helpers.js';
+import { ROOT, runCli, upstreams } from '../helpers/built-cli.js';
+import { parseLogLines } from '../helpers/logs.js';
+import { TempDir } from '../helpers/temp-dir.js';
 
 const MODERN = path.join(ROOT, 'test', 'fixtures', 'modern-server.mjs');
 const modern = (...args: string[]) => ({ command: process.execPath, args: [MODERN, ...args] });

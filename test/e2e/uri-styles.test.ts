@@ -1,13 +1,17 @@
 // One canonical URI per request, through the built CLI: hostile spellings against upstreams that parse URIs four ways never reach a denied file.
-import { readFileSync, existsSync } from 'node:fs';
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
+import { readJsonLines } from '../helpers/logs.js';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import { normalizeUri } from '../../src/uri/normalize-uri.js';
 import { hostileSpellings } from '../helpers/hostile-uris.js';
-import { HttpGatewayProcess, ROOT, TempDir, rpcError } from './helpers.js';
-import { WireSession, type Answer } from './wire.js';
+import { ROOT } from '../helpers/built-cli.js';
+import { HttpGatewayProcess } from '../helpers/http-gateway.js';
+import { rpcError } from '../helpers/rpc-error.js';
+import { TempDir } from '../helpers/temp-dir.js';
+import { rawCli, type RawCliClient } from '../helpers/cli-stdio.js';
+import { type Answer } from '../helpers/raw-client.js';
 
 const FIXTURE = path.join(ROOT, 'test', 'fixtures', 'uri-styles.mjs');
 const STYLES = ['exact', 'whatwg', 'strip', 'template'] as const;
@@ -19,8 +23,8 @@ interface Recorded {
   path: string | null;
 }
 
-function gateway(policy: unknown): { session: WireSession; logs: () => Recorded[] } {
-  const session = new WireSession(
+function gateway(policy: unknown): { session: RawCliClient; logs: () => Recorded[] } {
+  const session = rawCli(
     {
       servers: Object.fromEntries(STYLES.map((style) => [style, { command: process.execPath, args: [FIXTURE, '--style', style, '--log', `${style}.jsonl`] }])),
       policy,
@@ -29,20 +33,14 @@ function gateway(policy: unknown): { session: WireSession; logs: () => Recorded[
   );
   const logs = () =>
     STYLES.flatMap((style) => {
-      const file = path.join(session.dir.path, `${style}.jsonl`);
-      return existsSync(file)
-        ? readFileSync(file, 'utf8')
-            .split('\n')
-            .filter(Boolean)
-            .map((l) => JSON.parse(l) as Recorded)
-        : [];
+      return readJsonLines<Recorded>(path.join(session.carrier.dir.path, `${style}.jsonl`));
     });
   return { session, logs };
 }
 
 /** The exact line the gateway wrote for `response`. */
-function lineOf(session: WireSession, response: Answer): string {
-  const line = [...session.stdoutLines].reverse().find((l) => {
+function lineOf(session: RawCliClient, response: Answer): string {
+  const line = [...session.rawLines].reverse().find((l) => {
     try {
       const m = JSON.parse(l) as Answer;
       return m.id === response.id && m.method === undefined;
@@ -171,12 +169,7 @@ describe('one canonical URI per request (four upstream URI parsers)', () => {
         }
       }
       await client.close();
-      const records = STYLES.flatMap((style) =>
-        readFileSync(dir.file(`${style}.jsonl`), 'utf8')
-          .split('\n')
-          .filter(Boolean)
-          .map((l) => JSON.parse(l) as Recorded),
-      );
+      const records = STYLES.flatMap((style) => readJsonLines<Recorded>(dir.file(`${style}.jsonl`)));
       expect(records.length).toBeGreaterThan(0);
       for (const r of records) expect(r.path === null || r.path.startsWith('/public/'), JSON.stringify(r)).toBe(true);
     } finally {

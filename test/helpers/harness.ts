@@ -1,13 +1,15 @@
-// In-process harness: a real proxy core, upstream Servers and downstream Clients over InMemoryTransport.
-import { Writable } from 'node:stream';
+// In-process harness: a real proxy core, upstream Servers of either era (SDK v1, or SDK v2 for 2026-07-28) and downstream Clients over InMemoryTransport.
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { Client as ModernClient, InMemoryTransport as ModernInMemoryTransport } from '@modelcontextprotocol/client';
+import type { Server as ModernServer } from '@modelcontextprotocol/server';
+import { serveStdio } from '@modelcontextprotocol/server/stdio';
 import { InMemoryTransport } from '@modelcontextprotocol/sdk/inMemory.js';
 import type { Server } from '@modelcontextprotocol/sdk/server/index.js';
 import { parseConfig } from '../../src/config/load.js';
 import { createLogger } from '../../src/logger.js';
 import { createProxy, type CallerIdentity, type Proxy } from '../../src/proxy.js';
 import type { TransportFactory } from '../../src/upstream/transports.js';
+import { jsonLinesSink } from './logs.js';
 
 /**
  * Makes the upstream Server for one connection attempt, or throws to simulate a failed start. A
@@ -15,8 +17,15 @@ import type { TransportFactory } from '../../src/upstream/transports.js';
  */
 export type UpstreamFactory = () => Server | Promise<Server>;
 
+/** A 2026-07-28 upstream: an SDK v2 Server for each connection, served with 2025 openings refused. */
+export interface ModernUpstream {
+  era: 'modern';
+  make: () => ModernServer;
+}
+
 export interface HarnessOptions {
-  upstreams: Record<string, UpstreamFactory>;
+  /** Upstreams by id: an SDK v1 Server factory (either era's client may open it), or a 2026-07-28 SDK v2 one. */
+  upstreams: Record<string, UpstreamFactory | ModernUpstream>;
   /** Extra config (merged over `servers`), e.g. `list` limits or per-server fields. */
   config?: Record<string, unknown>;
   /** Per-server extra fields (timeoutMs, concurrency, ...). */
@@ -37,6 +46,10 @@ export interface HarnessOptions {
   awaitStart?: boolean;
   /** The edge fast lane (see `ProxyOptions.fastLane`). Default: as the proxy's. */
   fastLane?: boolean;
+  /** The timer of held bridged calls (see `ProxyOptions.bridgeTimer`). */
+  bridgeTimer?: import('../../src/federation/listing.js').SetTimer;
+  /** Wall clock of sealed input states (see `ProxyOptions.wallClock`). */
+  wallClock?: () => number;
 }
 
 export interface Harness extends AsyncDisposable {
@@ -53,21 +66,20 @@ export interface Harness extends AsyncDisposable {
 export async function startHarness(options: HarnessOptions): Promise<Harness> {
   const servers = Object.fromEntries(Object.keys(options.upstreams).map((id) => [id, { command: `inmemory:${id}`, ...(options.serverFields?.[id] ?? {}) }]));
   const config = parseConfig({ servers, ...(options.config ?? {}) }, { env: {} });
-  const logs: Record<string, unknown>[] = [];
-  const destination = new Writable({
-    write(chunk, _enc, cb) {
-      for (const line of String(chunk).split('\n')) if (line) logs.push(JSON.parse(line) as Record<string, unknown>);
-      cb();
-    },
-  });
+  const { records: logs, destination } = jsonLinesSink();
   const logger = createLogger({ level: 'debug', destination });
   const transportFactory: TransportFactory = (id) => [
     {
       kind: 'in-memory',
       create() {
-        const [clientSide, serverSide] = InMemoryTransport.createLinkedPair();
         const make = options.upstreams[id];
         if (!make) throw new Error(`no upstream ${id}`);
+        if (typeof make !== 'function') {
+          const [clientSide, serverSide] = ModernInMemoryTransport.createLinkedPair();
+          serveStdio(() => make.make(), { transport: serverSide, legacy: 'reject' });
+          return clientSide;
+        }
+        const [clientSide, serverSide] = InMemoryTransport.createLinkedPair();
         void Promise.resolve(make()).then((server) => server.connect(serverSide));
         return clientSide;
       },
@@ -84,6 +96,8 @@ export async function startHarness(options: HarnessOptions): Promise<Harness> {
     ...(options.listTimer ? { listTimer: options.listTimer } : {}),
     ...(options.fastLane !== undefined ? { fastLane: options.fastLane } : {}),
     ...(options.metrics ? { metrics: options.metrics } : {}),
+    ...(options.bridgeTimer ? { bridgeTimer: options.bridgeTimer } : {}),
+    ...(options.wallClock ? { wallClock: options.wallClock } : {}),
   });
   if (options.awaitStart === false) void proxy.start();
   else await proxy.start();

@@ -1,8 +1,8 @@
 // Upstreams that ask the user for input while they serve resources/read, one per era (SDK v1 server requests; SDK v2 input_required), and a proxy in front of them.
-import { Writable } from 'node:stream';
 import { Server as LegacyServer } from '@modelcontextprotocol/sdk/server/index.js';
 import { Client as LegacyClient } from '@modelcontextprotocol/sdk/client/index.js';
 import { InMemoryTransport as LegacyInMemory } from '@modelcontextprotocol/sdk/inMemory.js';
+import { StreamableHTTPClientTransport as LegacyHttpTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import {
   CreateMessageRequestSchema,
   ElicitRequestSchema,
@@ -10,18 +10,19 @@ import {
   ReadResourceRequestSchema,
   type ClientCapabilities,
 } from '@modelcontextprotocol/sdk/types.js';
-import { Client as ModernClient, InMemoryTransport as ModernInMemory } from '@modelcontextprotocol/client';
+import {
+  Client as ModernClient,
+  InMemoryTransport as ModernInMemory,
+  StreamableHTTPClientTransport as ModernHttpTransport,
+} from '@modelcontextprotocol/client';
 import { Server as ModernServer } from '@modelcontextprotocol/server';
-import { serveStdio } from '@modelcontextprotocol/server/stdio';
-import { parseConfig } from '../../src/config/load.js';
-import { createLogger } from '../../src/logger.js';
-import { createProxy, type CallerIdentity, type Proxy } from '../../src/proxy.js';
+import type { CallerIdentity, Proxy } from '../../src/proxy.js';
 import type { SetTimer } from '../../src/federation/listing.js';
 import type { AuditLog } from '../../src/audit/log.js';
-import type { TransportFactory } from '../../src/upstream/transports.js';
 import { counter } from './gate.js';
+import { startHarness } from './harness.js';
+import { textContents as text } from './upstream-server.mjs';
 
-const text = (uri: string, body: string) => ({ contents: [{ uri, mimeType: 'text/plain', text: body }] });
 const NAME_SCHEMA = { type: 'object' as const, properties: { name: { type: 'string' as const } }, required: ['name'] };
 
 /** What an input-asking upstream saw: cancellations of its reads, and how its unsolicited request ended. */
@@ -161,10 +162,23 @@ export interface ClientAnswers {
 export interface BridgeRig extends AsyncDisposable {
   proxy: Proxy;
   logs: Record<string, unknown>[];
-  /** A 2025-11-25 client (SDK v1) declaring `capabilities`, answering with `answers`. */
-  legacyClient(caller: CallerIdentity, capabilities: ClientCapabilities, answers?: ClientAnswers): Promise<LegacyClient>;
-  /** A 2026-07-28 client (SDK v2) declaring `capabilities`, answering with `answers` (it fulfils input_required itself). */
-  modernClient(caller: CallerIdentity, capabilities: Record<string, unknown>, answers?: ClientAnswers): Promise<ModernClient>;
+  /**
+   * A 2025-11-25 client (SDK v1) declaring `capabilities`, answering with `answers`: connected as
+   * `caller` in memory, or, with `over`, by Streamable HTTP to that endpoint (which names the caller).
+   */
+  legacyClient(caller: CallerIdentity, capabilities: ClientCapabilities, answers?: ClientAnswers, over?: URL): Promise<LegacyClient>;
+  /**
+   * A client on SDK v2 declaring `capabilities`, answering with `answers`, connected as
+   * `legacyClient` is. `mode` is its version negotiation: `auto` (the default) is served 2026-07-28
+   * and fulfils input_required itself; `legacy` is the plain 2025-11-25 initialize, the 2025 path
+   * driven by SDK v2.
+   */
+  modernClient(
+    caller: CallerIdentity,
+    capabilities: Record<string, unknown>,
+    answers?: ClientAnswers,
+    options?: { mode?: 'auto' | 'legacy'; over?: URL },
+  ): Promise<ModernClient>;
 }
 
 export interface RigOptions {
@@ -176,51 +190,22 @@ export interface RigOptions {
   wallClock?: () => number;
 }
 
-/** A proxy whose upstreams are in-process Servers of either era. */
+/** A proxy whose upstreams are in-process Servers of either era (the harness, with clients that answer what they are asked). */
 export async function startBridgeRig(options: RigOptions): Promise<BridgeRig> {
-  const servers = Object.fromEntries(
-    Object.entries(options.upstreams).map(([id, u]) => [id, { command: `inmemory:${id}`, protocol: u.era === 'modern' ? '2026-07-28' : '2025-11-25' }]),
-  );
-  const config = parseConfig({ servers, ...(options.config ?? {}) }, { env: {} });
-  const logs: Record<string, unknown>[] = [];
-  const destination = new Writable({
-    write(chunk, _enc, cb) {
-      for (const line of String(chunk).split('\n')) if (line) logs.push(JSON.parse(line) as Record<string, unknown>);
-      cb();
-    },
-  });
-  const transportFactory: TransportFactory = (id) => [
-    {
-      kind: 'in-memory',
-      create() {
-        const u = options.upstreams[id]!;
-        if (u.era === 'legacy') {
-          const [clientSide, serverSide] = LegacyInMemory.createLinkedPair();
-          void u.make().connect(serverSide);
-          return clientSide;
-        }
-        const [clientSide, serverSide] = ModernInMemory.createLinkedPair();
-        serveStdio(() => u.make(), { transport: serverSide, legacy: 'reject' });
-        return clientSide;
-      },
-    },
-  ];
-  const proxy = createProxy({
-    config,
-    logger: createLogger({ level: 'debug', destination }),
-    transportFactory,
+  const h = await startHarness({
+    upstreams: Object.fromEntries(Object.entries(options.upstreams).map(([id, u]) => [id, u.era === 'modern' ? u : u.make])),
+    serverFields: Object.fromEntries(Object.entries(options.upstreams).map(([id, u]) => [id, { protocol: u.era === 'modern' ? '2026-07-28' : '2025-11-25' }])),
+    ...(options.config ? { config: options.config } : {}),
     ...(options.audit ? { audit: options.audit } : {}),
     ...(options.bridgeTimer ? { bridgeTimer: options.bridgeTimer } : {}),
     ...(options.wallClock ? { wallClock: options.wallClock } : {}),
   });
-  await proxy.start();
+  const { proxy, logs } = h;
   const clients: { close(): Promise<void> }[] = [];
   return {
     proxy,
     logs,
-    async legacyClient(caller, capabilities, answers = {}) {
-      const [clientSide, serverSide] = LegacyInMemory.createLinkedPair();
-      await proxy.connect(serverSide, caller);
+    async legacyClient(caller, capabilities, answers = {}, over) {
       const client = new LegacyClient({ name: 'legacy-user', version: '1.0.0' }, { capabilities });
       if (answers.elicit) {
         const elicit = answers.elicit;
@@ -228,27 +213,35 @@ export async function startBridgeRig(options: RigOptions): Promise<BridgeRig> {
       }
       if (answers.sample) client.setRequestHandler(CreateMessageRequestSchema, answers.sample);
       if (answers.roots) client.setRequestHandler(ListRootsRequestSchema, answers.roots);
-      await client.connect(clientSide);
+      if (over) await client.connect(new LegacyHttpTransport(over));
+      else {
+        const [clientSide, serverSide] = LegacyInMemory.createLinkedPair();
+        await proxy.connect(serverSide, caller);
+        await client.connect(clientSide);
+      }
       clients.push(client);
       return client;
     },
-    async modernClient(caller, capabilities, answers = {}) {
-      const [clientSide, serverSide] = ModernInMemory.createLinkedPair();
-      await proxy.connect(serverSide, caller);
-      const client = new ModernClient({ name: 'modern-user', version: '1.0.0' }, { capabilities, versionNegotiation: { mode: 'auto' } } as never);
+    async modernClient(caller, capabilities, answers = {}, { mode = 'auto', over } = {}) {
+      const client = new ModernClient({ name: 'modern-user', version: '1.0.0' }, { capabilities, versionNegotiation: { mode } });
       if (answers.elicit) {
         const elicit = answers.elicit;
         client.setRequestHandler('elicitation/create', (req, ctx) => elicit(req.params as Record<string, unknown>, ctx.mcpReq.signal) as never);
       }
       if (answers.sample) client.setRequestHandler('sampling/createMessage', answers.sample as never);
       if (answers.roots) client.setRequestHandler('roots/list', answers.roots as never);
-      await client.connect(clientSide);
+      if (over) await client.connect(new ModernHttpTransport(over));
+      else {
+        const [clientSide, serverSide] = ModernInMemory.createLinkedPair();
+        await proxy.connect(serverSide, caller);
+        await client.connect(clientSide);
+      }
       clients.push(client);
       return client;
     },
     async [Symbol.asyncDispose]() {
       await Promise.allSettled(clients.map((c) => c.close()));
-      await proxy.close();
+      await h[Symbol.asyncDispose]();
     },
   };
 }

@@ -1,211 +1,343 @@
-// The one raw JSON-RPC client, over HTTP and over an in-memory (stdio-shaped) connection: bodies and headers written by hand, 2025 sessions opened raw, 2026 requests with their envelope, answers read from JSON or SSE.
-import { expect } from 'vitest';
-import { within } from './gate.js';
+// The one raw JSON-RPC client: messages written as they are (any line, any id), every answer kept and matched by id, waits that end on an event or fail after a bound; over a pluggable carrier (in memory and HTTP POST here, the spawned CLI's stdio in cli-stdio.ts).
+import { InMemoryTransport, type JSONRPCMessage } from '@modelcontextprotocol/client';
+import { EVENT_TIMEOUT_MS, within } from './gate.js';
+import { postRpc } from './raw-http.js';
+import { CLIENT_INFO, V2025 } from './rpc-messages.js';
 import { Stream } from './sse-stream.js';
-import { InMemoryTransport } from '@modelcontextprotocol/sdk/inMemory.js';
-import type { JSONRPCMessage } from '@modelcontextprotocol/sdk/types.js';
 
-/** The 2025-11-25 protocol version, as a raw client writes it. */
-export const V2025 = '2025-11-25';
-/** The 2026-07-28 protocol version, as a raw client writes it. */
-export const V2026 = '2026-07-28';
+/** Default bound of one wait for an event. */
+export const EVENT_MS = EVENT_TIMEOUT_MS;
 
-/** What a raw client says it is. */
-const CLIENT_INFO = { name: 'raw', version: '1' };
+/** A JSON-RPC id as read off the wire (anything, for hostile input). */
+export type AnyId = unknown;
 
-/** A 2025-11-25 `initialize` request. */
-export const initializeRequest = (id: unknown = 1) => ({
-  jsonrpc: '2.0',
-  id,
-  method: 'initialize',
-  params: { protocolVersion: V2025, capabilities: {}, clientInfo: CLIENT_INFO },
-});
-
-/** The per-request `_meta` envelope of a 2026-07-28 request. */
-export const modernEnvelope = (capabilities: Record<string, unknown> = {}) => ({
-  'io.modelcontextprotocol/protocolVersion': V2026,
-  'io.modelcontextprotocol/clientInfo': CLIENT_INFO,
-  'io.modelcontextprotocol/clientCapabilities': capabilities,
-});
-
-/** The headers a 2026 request carries beside its body: the version, the method, and the URI or name it names. */
-export const modernHeaders = (method: string, params: Record<string, unknown>): Record<string, string> => {
-  const name = typeof params.uri === 'string' ? params.uri : typeof params.name === 'string' ? params.name : undefined;
-  return { 'mcp-protocol-version': V2026, 'mcp-method': method, ...(name === undefined ? {} : { 'mcp-name': name }) };
-};
-
-/** A 2026-07-28 request body: `params` with the envelope in `_meta`. */
-export const modernRequest = (id: unknown, method: string, params: Record<string, unknown>, capabilities?: Record<string, unknown>) => ({
-  jsonrpc: '2.0',
-  id,
-  method,
-  params: { ...params, _meta: modernEnvelope(capabilities) },
-});
-
-/** Options of one raw POST. */
-export interface PostOptions {
-  /** Sent as `authorization: Bearer <token>`. */
-  token?: string;
-  /** A 2025 session: sent as `mcp-session-id`, with `mcp-protocol-version: 2025-11-25`. */
-  sid?: string;
-  /** More headers (they win over the ones above). */
-  headers?: Record<string, string>;
-  signal?: AbortSignal;
+/** One parsed incoming message. */
+export interface Answer {
+  jsonrpc?: unknown;
+  id?: AnyId;
+  method?: unknown;
+  params?: unknown;
+  result?: Record<string, unknown>;
+  error?: { code: unknown; message: unknown; data?: unknown };
 }
 
-/** One POST of `body` (a string is sent as it is) with the JSON-RPC content type and the Accept both transports need. */
-export function postRpc(url: URL | string, body: unknown, options: PostOptions = {}): Promise<Response> {
-  return fetch(url, {
-    method: 'POST',
-    headers: {
-      'content-type': 'application/json',
-      accept: 'application/json, text/event-stream',
-      ...(options.token === undefined ? {} : { authorization: `Bearer ${options.token}` }),
-      ...(options.sid === undefined ? {} : { 'mcp-session-id': options.sid, 'mcp-protocol-version': V2025 }),
-      ...options.headers,
-    },
-    body: typeof body === 'string' ? body : JSON.stringify(body),
-    ...(options.signal ? { signal: options.signal } : {}),
-  });
+/** A stable key for an id value: 'string:"x"', 'number:1.5', 'object:null'. */
+export const idKey = (id: AnyId): string => `${typeof id}:${JSON.stringify(id)}`;
+
+/** `levels` nested arrays as JSON text (built without recursion). */
+export const nested = (levels: number): string => '['.repeat(levels) + ']'.repeat(levels);
+
+/** What a carrier hands its client. */
+export interface CarrierSink {
+  /** One incoming message as text (a stdout line, an SSE event's data, a JSON body). */
+  line(raw: string): void;
+  /** Something else happened (a log line, an exit): the waits check again. */
+  wake(): void;
+  /** The client's wait: resolves once `done()` holds, re-checked on every event; fails after `ms` or once the carrier has ended. */
+  until(done: () => boolean, what: string, ms?: number): Promise<void>;
 }
 
-/** The JSON-RPC answer of a POST, sent as JSON or as an SSE event: the response with `id` (any response when none is given). */
-export async function answerOf(res: Response, id?: unknown): Promise<Record<string, unknown>> {
-  const text = await res.text();
-  if (!(res.headers.get('content-type') ?? '').includes('text/event-stream')) return JSON.parse(text) as Record<string, unknown>;
-  const answer = text
-    .split('\n')
-    .filter((l) => l.startsWith('data:'))
-    .map((l) => JSON.parse(l.slice(5)) as Record<string, unknown>)
-    .find((m) => m.method === undefined && 'id' in m && (id === undefined || m.id === id));
-  return answer ?? {};
+/** How a raw client's messages travel. */
+export interface Carrier {
+  /** Starts handing what arrives to `sink` (called once, by the client's constructor). */
+  attach(sink: CarrierSink): void;
+  /** Writes raw text or bytes as they are: onto a pipe, as one POST body, or as one in-memory message. */
+  write(data: string | Buffer): Promise<void>;
+  /** Why nothing more can arrive (e.g. the process exited), once that is so; a pending wait then fails with it. */
+  ended(): string | undefined;
+  /** Ends the carrier; idempotent. */
+  close(): Promise<void>;
 }
 
-/** A JSON-RPC answer as a test reads it. */
-export type RawAnswer = Record<string, unknown> & { result?: Record<string, unknown>; error?: { code: number; message: string; data?: unknown } };
-
-/** A response read whole: the HTTP status, the parsed answer (`{}` when the body is not JSON) and the text. */
-export async function readAnswer(res: Response): Promise<{ status: number; body: RawAnswer; text: string }> {
-  const text = await res.text();
-  let body: RawAnswer = {};
-  try {
-    body = JSON.parse(text) as RawAnswer;
-  } catch {
-    // not JSON: the text tells
-  }
-  return { status: res.status, body, text };
-}
-
-/** A raw HTTP client of one MCP endpoint; the streams it opens are closed by `close()`. */
-export class RawHttpClient {
-  private ids = 100;
-  private readonly streams: Stream[] = [];
-
-  constructor(readonly url: URL | string) {}
-
-  post(body: unknown, options: PostOptions = {}): Promise<Response> {
-    return postRpc(this.url, body, options);
-  }
-
-  /** A 2025 session opened with `token` (initialize answered 200, initialized 202); its id. */
-  async session(token?: string): Promise<string> {
-    const init = await this.post(initializeRequest(), token === undefined ? {} : { token });
-    expect(init.status).toBe(200);
-    await init.text();
-    const sid = init.headers.get('mcp-session-id')!;
-    const initialized = await this.post({ jsonrpc: '2.0', method: 'notifications/initialized' }, { ...(token === undefined ? {} : { token }), sid });
-    await initialized.text();
-    expect(initialized.status).toBe(202);
-    return sid;
-  }
-
-  /** One request on a 2025 session: the HTTP status, the parsed answer (`{}` when the body is not JSON) and the text. */
-  async call(token: string, sid: string, method: string, params: Record<string, unknown>): Promise<{ status: number; body: RawAnswer; text: string }> {
-    return readAnswer(await this.post({ jsonrpc: '2.0', id: ++this.ids, method, params }, { token, sid }));
-  }
-
-  /** A 2026 request (stateless, with the envelope and its headers). */
-  modern(token: string | undefined, method: string, params: Record<string, unknown>, options: { id?: unknown; signal?: AbortSignal } = {}): Promise<Response> {
-    return this.post(modernRequest(options.id ?? ++this.ids, method, params), {
-      ...(token === undefined ? {} : { token }),
-      headers: modernHeaders(method, params),
-      ...(options.signal ? { signal: options.signal } : {}),
-    });
-  }
-
-  /** A 2025 session's GET stream (answered 200). */
-  async getStream(token: string, sid: string): Promise<Stream> {
-    const res = await fetch(this.url, {
-      headers: { accept: 'text/event-stream', authorization: `Bearer ${token}`, 'mcp-session-id': sid, 'mcp-protocol-version': V2025 },
-    });
-    expect(res.status).toBe(200);
-    return this.keep(new Stream(res));
-  }
-
-  /** A 2026 listen for `uris`, once it is acknowledged with exactly those URIs. */
-  async listen(token: string, uris: string[]): Promise<Stream> {
-    const res = await this.post(
-      { jsonrpc: '2.0', id: ++this.ids, method: 'subscriptions/listen', params: { notifications: { resourceSubscriptions: uris }, _meta: modernEnvelope() } },
-      { token, headers: { 'mcp-protocol-version': V2026 } },
-    );
-    expect(res.status).toBe(200);
-    const s = this.keep(new Stream(res));
-    const acknowledged = (m: Record<string, unknown>) => m.method === 'notifications/subscriptions/acknowledged';
-    await within(s.until(acknowledged), 'the listen to be acknowledged');
-    const ack = s.messages.find(acknowledged)!;
-    expect((ack.params as { notifications: { resourceSubscriptions?: string[] } }).notifications.resourceSubscriptions).toEqual(uris);
-    return s;
-  }
-
-  /** Closes every stream this client opened. */
-  close(): void {
-    for (const s of this.streams.splice(0)) s.close();
-  }
-
-  private keep(s: Stream): Stream {
-    this.streams.push(s);
-    return s;
-  }
+/** Options of a raw client. */
+export interface RawClientOptions {
+  /**
+   * Answers a request the other side sends (elicitation, sampling, roots): its result, or undefined
+   * for -32601. Default: every such request is answered -32601.
+   */
+  answerRequest?: (request: { method: string; params?: unknown }) => Record<string, unknown> | undefined;
 }
 
 /**
- * A raw 2025-11-25 client on one in-memory connection (stdio's shape) handed to `connect` (e.g. a
- * harness's `proxy.connect`): initialized with `capabilities`, it sends messages as written and keeps
- * every answer by id; requests the gateway sends it are answered by `answerRequest` (else -32601).
+ * The one raw client. Incoming messages without a method are answers, indexed by {@link idKey}, so a
+ * test can ask how many answers an id got; answers with a null or missing id are kept in order.
  */
-export async function rawSession(
-  connect: (transport: InMemoryTransport) => Promise<unknown>,
-  capabilities: Record<string, unknown> = {},
-  answerRequest?: (request: { method: string; params?: unknown }) => Record<string, unknown> | undefined,
-) {
-  const [clientSide, serverSide] = InMemoryTransport.createLinkedPair();
-  const answers = new Map<unknown, JSONRPCMessage[]>();
-  const waiters = new Map<unknown, () => void>();
-  clientSide.onmessage = (m) => {
-    const id = (m as { id?: unknown }).id;
-    const method = (m as { method?: unknown }).method;
-    if (id !== undefined && typeof method === 'string') {
-      const result = answerRequest?.(m as { method: string });
-      void clientSide.send(
-        (result ? { jsonrpc: '2.0', id, result } : { jsonrpc: '2.0', id, error: { code: -32601, message: 'Method not found' } }) as JSONRPCMessage,
-      );
+export class RawClient<C extends Carrier = Carrier> implements AsyncDisposable {
+  /** Every incoming message, in order (for one that is not a JSON object, parsed is undefined). */
+  readonly lines: { raw: string; parsed: Answer | undefined }[] = [];
+  /** Answers with id null (or no id at all), in order. */
+  readonly nullAnswers: Answer[] = [];
+  private readonly answersById = new Map<string, Answer[]>();
+  private readonly wakers = new Set<() => void>();
+  private nextId = 1;
+
+  constructor(
+    readonly carrier: C,
+    private readonly options: RawClientOptions = {},
+  ) {
+    carrier.attach({ line: (raw) => this.onLine(raw), wake: () => this.wake(), until: (done, what, ms) => this.until(done, what, ms) });
+  }
+
+  /**
+   * A raw client on one in-memory connection (stdio's shape) handed to `connect` (e.g. a harness's
+   * `proxy.connect`), once the connection is made.
+   */
+  static async memory(connect: (transport: InMemoryTransport) => Promise<unknown>, options: RawClientOptions = {}): Promise<RawClient<MemoryCarrier>> {
+    const carrier = new MemoryCarrier();
+    const client = new RawClient(carrier, options);
+    await carrier.open(connect);
+    return client;
+  }
+
+  /** A raw client whose every message is one POST to `url` (answers read from the JSON or SSE response). */
+  static http(url: URL | string, options: HttpCarrierOptions & RawClientOptions = {}): RawClient<HttpCarrier> {
+    return new RawClient(new HttpCarrier(url, options), options);
+  }
+
+  /** Writes raw text or bytes; resolves once the carrier took them (not when the other side read them). */
+  write(data: string | Buffer): Promise<void> {
+    const ended = this.carrier.ended();
+    if (ended !== undefined) return Promise.reject(new Error(ended));
+    return this.carrier.write(data);
+  }
+
+  /** Writes one message as one line, exactly as given. */
+  send(message: unknown): Promise<void> {
+    return this.write(`${JSON.stringify(message)}\n`);
+  }
+
+  /** Sends a notification. */
+  notify(method: string, params?: unknown): Promise<void> {
+    return this.send({ jsonrpc: '2.0', method, ...(params === undefined ? {} : { params }) });
+  }
+
+  /** Every incoming message so far, as written. */
+  get rawLines(): string[] {
+    return this.lines.map((l) => l.raw);
+  }
+
+  /** Answers seen so far for `id`. */
+  answers(id: AnyId): Answer[] {
+    return this.answersById.get(idKey(id)) ?? [];
+  }
+
+  /** Resolves as soon as `done()` holds (re-checked on every incoming message and carrier event); fails after `ms`, or once the carrier ended. */
+  until(done: () => boolean, what: string, ms = EVENT_MS): Promise<void> {
+    let check: (() => void) | undefined;
+    const settled = new Promise<void>((resolve, reject) => {
+      check = () => {
+        if (done()) resolve();
+        else {
+          const ended = this.carrier.ended();
+          if (ended !== undefined) reject(new Error(`while waiting for ${what}: ${ended}`));
+        }
+      };
+      this.wakers.add(check);
+      check();
+    });
+    return within(settled, what, ms).finally(() => {
+      if (check) this.wakers.delete(check);
+    });
+  }
+
+  /** The first answer for `id`, as soon as it arrives. */
+  async answer(id: AnyId, ms = EVENT_MS): Promise<Answer> {
+    await this.until(() => this.answers(id).length > 0, `an answer with id ${JSON.stringify(id)}`, ms);
+    return this.answers(id)[0]!;
+  }
+
+  /** Sends a request (a fresh id `w-<n>` unless given) and resolves with its answer. */
+  async request(method: string, params?: unknown, id: AnyId = `w-${this.nextId++}`, ms = EVENT_MS): Promise<Answer> {
+    await this.send({ jsonrpc: '2.0', id, method, ...(params === undefined ? {} : { params }) });
+    return this.answer(id, ms);
+  }
+
+  /** A 2025-11-25 initialize declaring `capabilities`, then notifications/initialized; the initialize answer. */
+  async initialize(capabilities: Record<string, unknown> = {}): Promise<Answer> {
+    const answer = await this.request('initialize', { protocolVersion: V2025, capabilities, clientInfo: CLIENT_INFO });
+    await this.notify('notifications/initialized');
+    return answer;
+  }
+
+  /** The text of a successful single-content read (throws with the answer otherwise). */
+  async readText(uri: string, ms = EVENT_MS): Promise<string> {
+    const answer = await this.request('resources/read', { uri }, undefined, ms);
+    const text = (answer.result?.contents as { text?: unknown }[] | undefined)?.[0]?.text;
+    if (typeof text !== 'string') throw new Error(`read ${uri} failed: ${JSON.stringify(answer).slice(0, 500)}`);
+    return text;
+  }
+
+  /** A text resource read and parsed as JSON (throws with the answer when the read failed). */
+  async readJson(uri: string, ms = EVENT_MS): Promise<Record<string, unknown>> {
+    return JSON.parse(await this.readText(uri, ms)) as Record<string, unknown>;
+  }
+
+  /** Closes the carrier. */
+  close(): Promise<void> {
+    return this.carrier.close();
+  }
+
+  async [Symbol.asyncDispose](): Promise<void> {
+    await this.close();
+  }
+
+  private onLine(raw: string): void {
+    let parsed: Answer | undefined;
+    try {
+      const value: unknown = JSON.parse(raw);
+      parsed = typeof value === 'object' && value !== null && !Array.isArray(value) ? value : undefined;
+    } catch {
+      parsed = undefined;
+    }
+    this.lines.push({ raw, parsed });
+    if (parsed && typeof parsed.method === 'string' && parsed.id !== undefined) this.answerRequest(parsed as Answer & { method: string });
+    else if (parsed && parsed.method === undefined) {
+      if (parsed.id === null || parsed.id === undefined) this.nullAnswers.push(parsed);
+      else {
+        const key = idKey(parsed.id);
+        const list = this.answersById.get(key);
+        if (list) list.push(parsed);
+        else this.answersById.set(key, [parsed]);
+      }
+    }
+    this.wake();
+  }
+
+  /** A request from the other side gets exactly one answer. */
+  private answerRequest(request: Answer & { method: string }): void {
+    const result = this.options.answerRequest?.({ method: request.method, params: request.params });
+    const answer = result
+      ? { jsonrpc: '2.0', id: request.id, result }
+      : { jsonrpc: '2.0', id: request.id, error: { code: -32601, message: 'Method not found' } };
+    if (this.carrier.ended() === undefined) this.send(answer).catch(() => undefined);
+  }
+
+  private wake(): void {
+    for (const w of [...this.wakers]) w();
+  }
+}
+
+/** One in-memory connection (the SDK's InMemoryTransport), as a carrier. */
+export class MemoryCarrier implements Carrier {
+  private readonly clientSide: InMemoryTransport;
+  private readonly serverSide: InMemoryTransport;
+  private closed = false;
+
+  constructor() {
+    [this.clientSide, this.serverSide] = InMemoryTransport.createLinkedPair();
+  }
+
+  attach(sink: CarrierSink): void {
+    this.clientSide.onmessage = (m) => sink.line(JSON.stringify(m));
+    this.clientSide.onclose = () => {
+      this.closed = true;
+      sink.wake();
+    };
+  }
+
+  /** Starts this side and hands the other to `connect`. */
+  async open(connect: (transport: InMemoryTransport) => Promise<unknown>): Promise<void> {
+    await this.clientSide.start();
+    await connect(this.serverSide);
+  }
+
+  /** Sends `data` as one message (it must be JSON: an in-memory connection carries messages, not bytes). */
+  write(data: string | Buffer): Promise<void> {
+    return this.clientSide.send(JSON.parse(String(data)) as JSONRPCMessage);
+  }
+
+  ended(): string | undefined {
+    return this.closed ? 'the in-memory connection closed' : undefined;
+  }
+
+  async close(): Promise<void> {
+    if (this.closed) return;
+    this.closed = true;
+    await this.clientSide.close();
+  }
+}
+
+/** Options of an HTTP carrier. */
+export interface HttpCarrierOptions {
+  /** Sent as `authorization: Bearer <token>` on every POST. */
+  token?: string;
+  /** More headers on every POST. */
+  headers?: Record<string, string>;
+}
+
+/**
+ * Each message one POST to an MCP endpoint; what the response carries (a JSON body, or each event of
+ * an SSE stream as it arrives) is handed on. The 2025 session id the endpoint sets on initialize is
+ * sent on every later POST, with `mcp-protocol-version: 2025-11-25`.
+ */
+export class HttpCarrier implements Carrier {
+  /** The 2025 session id, once the endpoint gave one. */
+  sid: string | undefined;
+  /** The HTTP status of each POST that carried a request, by the request's {@link idKey}. */
+  readonly statuses = new Map<string, number>();
+  private sink!: CarrierSink;
+  private readonly streams = new Set<Stream>();
+  private readonly bodies = new Set<Promise<void>>();
+
+  constructor(
+    readonly url: URL | string,
+    private readonly options: HttpCarrierOptions = {},
+  ) {}
+
+  attach(sink: CarrierSink): void {
+    this.sink = sink;
+  }
+
+  /** The HTTP status of the POST that carried request `id`. */
+  statusOf(id: AnyId): number | undefined {
+    return this.statuses.get(idKey(id));
+  }
+
+  /** POSTs `data` as the body; resolves once the response's headers arrived (its body is read on). */
+  async write(data: string | Buffer): Promise<void> {
+    const body = String(data);
+    const res = await postRpc(this.url, body, {
+      ...(this.options.token === undefined ? {} : { token: this.options.token }),
+      ...(this.sid === undefined ? {} : { sid: this.sid }),
+      ...(this.options.headers ? { headers: this.options.headers } : {}),
+    });
+    this.sid ??= res.headers.get('mcp-session-id') ?? undefined;
+    const id = requestId(body);
+    if (id !== undefined) this.statuses.set(idKey(id), res.status);
+    const read = this.readBody(res).finally(() => this.bodies.delete(read));
+    this.bodies.add(read);
+  }
+
+  ended(): string | undefined {
+    return undefined;
+  }
+
+  /** Stops reading every open response stream. */
+  async close(): Promise<void> {
+    for (const s of this.streams) s.close();
+    await Promise.allSettled([...this.bodies]);
+  }
+
+  private async readBody(res: Response): Promise<void> {
+    if ((res.headers.get('content-type') ?? '').includes('text/event-stream')) {
+      const stream = new Stream(res, (data) => this.sink.line(data));
+      this.streams.add(stream);
+      await stream.ended;
+      this.streams.delete(stream);
       return;
     }
-    if (id === undefined || method !== undefined) return;
-    answers.set(id, [...(answers.get(id) ?? []), m]);
-    waiters.get(id)?.();
-  };
-  await clientSide.start();
-  await connect(serverSide);
-  const answer = (id: string | number) =>
-    new Promise<JSONRPCMessage>((resolve) => {
-      const done = () => resolve(answers.get(id)![0]!);
-      if (answers.has(id)) done();
-      else waiters.set(id, done);
-    });
-  const send = (m: Record<string, unknown>) => clientSide.send({ jsonrpc: '2.0', ...m } as JSONRPCMessage);
-  await send({ id: 'init', method: 'initialize', params: { protocolVersion: V2025, capabilities, clientInfo: { name: 'raw', version: '1' } } });
-  await answer('init');
-  await send({ method: 'notifications/initialized' });
-  return { send, answer, answers, close: () => clientSide.close() };
+    const text = await res.text().catch(() => '');
+    if (text.trim() !== '') this.sink.line(text);
+    else this.sink.wake();
+  }
+}
+
+/** The id of the request a POST body holds, if it is one. */
+function requestId(body: string): AnyId {
+  try {
+    const m = JSON.parse(body) as { id?: unknown; method?: unknown };
+    return typeof m.method === 'string' ? m.id : undefined;
+  } catch {
+    return undefined;
+  }
 }

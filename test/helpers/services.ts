@@ -1,11 +1,11 @@
 // Real Debian services for the scale-out tests: a throwaway redis-server (no persistence) and an haproxy, each in a temp dir on a free loopback port.
 import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
-import { existsSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { existsSync, writeFileSync } from 'node:fs';
 import { createServer } from 'node:net';
-import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { createInterface } from 'node:readline';
 import { within } from './gate.js';
+import { TempDir } from './temp-dir.js';
 
 /** The path of a Debian binary: on PATH, else in the sbin folders root's PATH has and a test runner's may not. */
 export function findBinary(name: string): string | undefined {
@@ -46,7 +46,7 @@ function lineOf(child: ChildProcess, match: RegExp, what: string): Promise<void>
 /** A redis-server on 127.0.0.1, no persistence, in its own temp dir; `restart()` keeps its port. */
 export class RedisServer implements AsyncDisposable {
   private child!: ChildProcess;
-  private readonly dir = mkdtempSync(path.join(tmpdir(), 'mcp-federate-redis-'));
+  private readonly dir = new TempDir('redis');
 
   private constructor(readonly port: number) {}
 
@@ -68,7 +68,7 @@ export class RedisServer implements AsyncDisposable {
   private async spawn(): Promise<void> {
     const bin = findBinary('redis-server');
     if (!bin) throw new Error('redis-server not found (apt-get install redis-server; .ci/run does)');
-    const args = ['--port', String(this.port), '--bind', '127.0.0.1', '--save', '', '--appendonly', 'no', '--dir', this.dir, '--daemonize', 'no'];
+    const args = ['--port', String(this.port), '--bind', '127.0.0.1', '--save', '', '--appendonly', 'no', '--dir', this.dir.path, '--daemonize', 'no'];
     this.child = spawn(bin, args, { stdio: ['ignore', 'pipe', 'pipe'] });
     await lineOf(this.child, /Ready to accept connections/, 'redis-server');
   }
@@ -89,14 +89,14 @@ export class RedisServer implements AsyncDisposable {
 
   async [Symbol.asyncDispose](): Promise<void> {
     await this.kill();
-    rmSync(this.dir, { recursive: true, force: true });
+    this.dir[Symbol.dispose]();
   }
 }
 
 /** An haproxy in front of `backends` (host:port), round robin on /mcp, sticky on Mcp-Session-Id; config from `render`. */
 export class Haproxy implements AsyncDisposable {
   private child!: ChildProcess;
-  private readonly dir = mkdtempSync(path.join(tmpdir(), 'mcp-federate-haproxy-'));
+  private readonly dir = new TempDir('haproxy');
 
   private constructor(readonly port: number) {}
 
@@ -105,7 +105,7 @@ export class Haproxy implements AsyncDisposable {
     const bin = findBinary('haproxy');
     if (!bin) throw new Error('haproxy not found (apt-get install haproxy; .ci/run does)');
     const h = new Haproxy(port ?? (await freePort()));
-    const file = path.join(h.dir, 'haproxy.cfg');
+    const file = h.dir.file('haproxy.cfg');
     writeFileSync(file, render(h.port));
     const check = spawnSync(bin, ['-c', '-f', file], { encoding: 'utf8' });
     if (check.status !== 0) throw new Error(`haproxy config invalid:\n${check.stdout}${check.stderr}`);
@@ -132,7 +132,7 @@ export class Haproxy implements AsyncDisposable {
       this.child.kill('SIGTERM');
       await exited;
     }
-    rmSync(this.dir, { recursive: true, force: true });
+    this.dir[Symbol.dispose]();
   }
 }
 

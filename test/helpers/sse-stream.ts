@@ -5,7 +5,11 @@ export class Stream {
   readonly messages: Record<string, unknown>[] = [];
   readonly ended: Promise<void>;
   private listeners = new Set<() => void>();
-  constructor(readonly response: Response) {
+  /** `onData` sees each event's data as sent, before it is parsed (a raw client's carrier reads it so). */
+  constructor(
+    readonly response: Response,
+    private readonly onData?: (data: string) => void,
+  ) {
     this.ended = this.read();
   }
   private async read(): Promise<void> {
@@ -26,7 +30,10 @@ export class Stream {
             .filter((l) => l.startsWith('data: '))
             .map((l) => l.slice(6))
             .join('\n');
-          if (data) this.messages.push(JSON.parse(data) as Record<string, unknown>);
+          if (data) {
+            this.onData?.(data);
+            this.messages.push(JSON.parse(data) as Record<string, unknown>);
+          }
           for (const l of this.listeners) l();
         }
       }

@@ -63,6 +63,7 @@ export interface UpstreamHandle {
   subscribed: Set<string>;
 }
 
+export const textContents: (uri: string, text: string) => { contents: [{ uri: string; mimeType: 'text/plain'; text: string }] };
 export const resourceNotFound: (uri: string) => McpError;
 export const clientNameCursors: CursorCodec;
 export const opaqueCursors: CursorCodec;

@@ -15,6 +15,9 @@ const NOT_FOUND = -32002;
 const INVALID_PARAMS = -32602;
 const INTERNAL_ERROR = -32603;
 
+/** A read result of one text content. */
+export const textContents = (uri, text) => ({ contents: [{ uri, mimeType: 'text/plain', text }] });
+
 /** The error an upstream answers for a URI it does not have. */
 export const resourceNotFound = (uri) => new McpError(NOT_FOUND, 'Resource not found', { uri });
 
@@ -114,7 +117,7 @@ export function createUpstreamServer(spec, stats = newStats()) {
     stats.reads.set(uri, (stats.reads.get(uri) ?? 0) + 1);
     if (spec.read) return spec.read(uri, extra.signal, server);
     if (!resources().some((r) => r.uri === uri)) throw resourceNotFound(uri);
-    return { contents: [{ uri, mimeType: 'text/plain', text: `content of ${uri}` }] };
+    return textContents(uri, `content of ${uri}`);
   });
   if (spec.complete) {
     const complete = spec.complete;

@@ -1,5 +1,6 @@
 // Access policy, rate limits and audit through the whole proxy: no leak on any path, decide() agrees with every answer, one record per decision.
 import { describe, expect, it } from 'vitest';
+import { PASS } from '../helpers/passthrough.js';
 import { ResourceUpdatedNotificationSchema } from '@modelcontextprotocol/sdk/types.js';
 import { compilePolicy, type PolicyAction } from '../../src/access/policy.js';
 import { parseConfig } from '../../src/config/load.js';
@@ -241,7 +242,6 @@ describe('access policy through the proxy', () => {
     const sub = await alice.listen({ resourceSubscriptions: ['docs+file:///handbook/a.md', 'docs+file:///secrets/keys.txt', 'nobody+x://1'] });
     expect(sub.honoredFilter.resourceSubscriptions).toEqual(['docs+file:///handbook/a.md']);
     await sub.close();
-    const PASS = { '~standard': { version: 1, vendor: 't', validate: (value: unknown) => ({ value }) } };
     const list = (await alice.request({ method: 'resources/list', params: {} } as never, PASS as never)) as { cacheScope: string };
     expect(list.cacheScope).toBe('private');
   });

@@ -1,5 +1,6 @@
 // The bridge under a hostile client: tampered and replayed requestState, expired and too many held calls, answers to questions never asked.
 import { describe, expect, it } from 'vitest';
+import { PASS } from '../helpers/passthrough.js';
 import type { Client as ModernClient } from '@modelcontextprotocol/client';
 import { legacyInputUpstream, modernInputUpstream, newInputLog, startBridgeRig } from '../helpers/input-upstreams.js';
 import { rpcError } from '../helpers/rpc-error.js';
@@ -9,7 +10,6 @@ import type { SetTimer } from '../../src/federation/listing.js';
 const ADA = { principal: 'ada', roles: [], transport: 'stdio' as const };
 const MALLORY = { principal: 'mallory', roles: [], transport: 'stdio' as const };
 const ELICIT = { elicitation: { form: {} } };
-const PASS = { '~standard': { version: 1, vendor: 'test', validate: (value: unknown) => ({ value }) } };
 const INVALID = [-32602, 'Invalid or expired requestState'];
 
 interface Asked {

@@ -1,5 +1,6 @@
 // Requests an upstream makes back to the user, bridged across eras: the four cells, capabilities, routing, cancellation and audit, with real SDK clients and servers in process.
 import { describe, expect, it } from 'vitest';
+import { PASS } from '../helpers/passthrough.js';
 import type { Client as ModernClient } from '@modelcontextprotocol/client';
 import { legacyInputUpstream, modernInputUpstream, newInputLog, startBridgeRig, type ClientAnswers } from '../helpers/input-upstreams.js';
 import { memoryAudit } from '../helpers/memory-audit.js';
@@ -12,7 +13,6 @@ const name = (n: string): ClientAnswers => ({ elicit: () => ({ action: 'accept',
 const ELICIT = { elicitation: { form: {} } };
 
 /** The result as the proxy sent it, through the SDK v2 client's own input_required driver. */
-const PASS = { '~standard': { version: 1, vendor: 'test', validate: (value: unknown) => ({ value }) } };
 const read = (c: ModernClient, uri: string) =>
   c.request({ method: 'resources/read', params: { uri } } as never, PASS as never) as Promise<{ contents: { text: string }[] }>;
 const textOf = (r: { contents: unknown[] }) => (r.contents[0] as { text: string }).text;

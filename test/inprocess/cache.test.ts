@@ -1,12 +1,10 @@
 // Read cache through the whole proxy: hits, bounds, TTL on a manual clock, coalescing, cancellation, errors, invalidation.
 import { describe, expect, it } from 'vitest';
 import { McpError, ResourceUpdatedNotificationSchema } from '@modelcontextprotocol/sdk/types.js';
-import { createUpstreamServer, newStats, type UpstreamHandle } from '../helpers/upstream-server.mjs';
+import { createUpstreamServer, newStats, type UpstreamHandle, textContents as text } from '../helpers/upstream-server.mjs';
 import { startHarness } from '../helpers/harness.js';
 import { rpcError } from '../helpers/rpc-error.js';
 import { counter, deferred } from '../helpers/gate.js';
-
-const text = (uri: string, body: string) => ({ contents: [{ uri, mimeType: 'text/plain', text: body }] });
 
 describe('read cache', () => {
   it('serves a repeated read from the cache, namespaced like the first', async () => {

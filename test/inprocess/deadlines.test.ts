@@ -1,11 +1,9 @@
 // Upstream deadlines and fairness: timeoutMs counts queue wait; a hung URI cannot starve the others.
 import { describe, expect, it } from 'vitest';
-import { createUpstreamServer } from '../helpers/upstream-server.mjs';
+import { createUpstreamServer, textContents as text } from '../helpers/upstream-server.mjs';
 import { startHarness } from '../helpers/harness.js';
 import { rpcError } from '../helpers/rpc-error.js';
 import { counter } from '../helpers/gate.js';
-
-const text = (uri: string, body: string) => ({ contents: [{ uri, mimeType: 'text/plain', text: body }] });
 
 describe('upstream deadlines', () => {
   it('answers every queued read of one hung URI with -32001 within its own timeout, and serves other URIs meanwhile', async () => {

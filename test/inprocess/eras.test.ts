@@ -1,16 +1,14 @@
 // Both protocol eras on one proxy core: a 2025 client (SDK v1) and a 2026 client (SDK v2, auto) side by side; cache hints on the injected clock.
 import { describe, expect, it } from 'vitest';
+import { PASS } from '../helpers/passthrough.js';
 import { ResourceUpdatedNotificationSchema } from '@modelcontextprotocol/sdk/types.js';
 import type { Client as ModernClient } from '@modelcontextprotocol/client';
-import { createUpstreamServer, newStats } from '../helpers/upstream-server.mjs';
+import { createUpstreamServer, newStats, textContents as text } from '../helpers/upstream-server.mjs';
 import { startHarness } from '../helpers/harness.js';
 import { rpcError } from '../helpers/rpc-error.js';
 import { within } from '../helpers/gate.js';
 
-const text = (uri: string, body: string) => ({ contents: [{ uri, mimeType: 'text/plain', text: body }] });
-
 /** The result as the proxy sent it: no typed helper, no client-side response cache. */
-const PASS = { '~standard': { version: 1, vendor: 'test', validate: (value: unknown) => ({ value }) } };
 const raw = (c: ModernClient, method: string, params: Record<string, unknown> = {}) =>
   c.request({ method, params } as never, PASS as never) as Promise<Record<string, unknown>>;
 

@@ -6,7 +6,7 @@ import { createUpstreamServer } from '../helpers/upstream-server.mjs';
 import { startHarness } from '../helpers/harness.js';
 import { memoryAudit } from '../helpers/memory-audit.js';
 import { counter } from '../helpers/gate.js';
-import { answerOf, RawHttpClient, rawSession } from '../helpers/raw-client.js';
+import { RawClient } from '../helpers/raw-client.js';
 import { testEndpoint } from '../helpers/http-endpoint.js';
 import { legacyInputUpstream, newInputLog } from '../helpers/input-upstreams.js';
 
@@ -91,12 +91,13 @@ async function runHttp(fastLane: boolean) {
   });
   const endpoint = testEndpoint(h.proxy);
   try {
-    const raw = new RawHttpClient(await endpoint.listen());
-    const sid = await raw.session();
+    await using c = RawClient.http(await endpoint.listen());
+    await c.initialize();
+    expect(c.carrier.sid).toEqual(expect.any(String));
     const out: Record<string, unknown> = {};
     for (const [id, method, params] of SCRIPT) {
-      const res = await raw.post({ jsonrpc: '2.0', id, method, params }, { sid });
-      out[String(id)] = { status: res.status, answer: await answerOf(res, id) };
+      await c.send({ jsonrpc: '2.0', id, method, params });
+      out[String(id)] = { answer: await c.answer(id), status: c.carrier.statusOf(id) };
     }
     const records = audit.entries.map((e) => {
       const { durationMs: _d, ts: _t, caller, ...rest } = e as unknown as Record<string, unknown> & { caller: Record<string, unknown> };
@@ -117,10 +118,11 @@ async function run(fastLane: boolean) {
     audit,
     fastLane,
   });
-  const c = await rawSession((t) => h.proxy.connect(t));
+  await using c = await RawClient.memory((t) => h.proxy.connect(t));
+  await c.initialize();
   const out: Record<string, unknown> = {};
   for (const [id, method, params] of SCRIPT) {
-    await c.send({ id, method, ...(params === undefined ? {} : { params }) });
+    await c.send({ jsonrpc: '2.0', id, method, ...(params === undefined ? {} : { params }) });
     out[String(id)] = await c.answer(id);
   }
   // What the audit log holds, without what differs between runs (times, durations, the session id).
@@ -171,30 +173,30 @@ describe('the edge fast lane (2025-11-25 stdio)', () => {
       serverFields: { a: { cache: false } },
       fastLane: true,
     });
-    const c = await rawSession((t) => h.proxy.connect(t));
-    await c.send({ id: 1, method: 'resources/read', params: { uri: 'a+x://slow' } });
+    await using c = await RawClient.memory((t) => h.proxy.connect(t));
+    await c.initialize();
+    await c.send({ jsonrpc: '2.0', id: 1, method: 'resources/read', params: { uri: 'a+x://slow' } });
     await slow.until(1);
-    await c.send({ method: 'notifications/cancelled', params: { requestId: 1, reason: 'changed my mind' } });
+    await c.notify('notifications/cancelled', { requestId: 1, reason: 'changed my mind' });
     await cancelled.until(1);
-    await c.send({ id: 2, method: 'resources/read', params: { uri: 'a+x://1' } });
-    expect(await c.answer(2)).toMatchObject({ result: { contents: [{ text: 'text of x://1' }] } });
-    expect(c.answers.has(1)).toBe(false);
+    expect(await c.request('resources/read', { uri: 'a+x://1' }, 2)).toMatchObject({ result: { contents: [{ text: 'text of x://1' }] } });
+    expect(c.answers(1)).toEqual([]);
   });
 
   it('stays off for a client that can be asked for input: its reads keep the bridge; a plain client is declined, as on the SDK path', async () => {
     for (const fastLane of [true, false]) {
       const log = newInputLog();
       await using h = await startHarness({ upstreams: { a: () => legacyInputUpstream(log) }, serverFields: { a: { cache: false } }, fastLane });
-      const asker = await rawSession(
-        (t) => h.proxy.connect(t),
-        { elicitation: { form: {} } },
-        (request) => (request.method === 'elicitation/create' ? { action: 'accept', content: { name: 'Ada' } } : undefined),
-      );
-      await asker.send({ id: 1, method: 'resources/read', params: { uri: 'a+ask://name' } });
-      expect(await asker.answer(1)).toMatchObject({ result: { contents: [{ text: 'hello Ada' }] } });
-      const plain = await rawSession((t) => h.proxy.connect(t));
-      await plain.send({ id: 1, method: 'resources/read', params: { uri: 'a+ask://name' } });
-      expect(await plain.answer(1)).toMatchObject({ result: { contents: [{ text: expect.stringMatching(/^error: /) }] } });
+      await using asker = await RawClient.memory((t) => h.proxy.connect(t), {
+        answerRequest: (request) => (request.method === 'elicitation/create' ? { action: 'accept', content: { name: 'Ada' } } : undefined),
+      });
+      await asker.initialize({ elicitation: { form: {} } });
+      expect(await asker.request('resources/read', { uri: 'a+ask://name' })).toMatchObject({ result: { contents: [{ text: 'hello Ada' }] } });
+      await using plain = await RawClient.memory((t) => h.proxy.connect(t));
+      await plain.initialize();
+      expect(await plain.request('resources/read', { uri: 'a+ask://name' })).toMatchObject({
+        result: { contents: [{ text: expect.stringMatching(/^error: /) }] },
+      });
     }
   });
 });

@@ -4,8 +4,8 @@ import { describe, expect, it } from 'vitest';
 import { parseConfig } from '../../src/config/load.js';
 import { AuthSchema } from '../../src/config/schema.js';
 import { testEndpoint } from '../helpers/http-endpoint.js';
-import { startHarness, type Harness } from '../helpers/harness.js';
-import { RawHttpClient, readAnswer } from '../helpers/raw-client.js';
+import { type Harness, startHarness } from '../helpers/harness.js';
+import { RawHttpClient, readAnswer } from '../helpers/raw-http.js';
 import { createUpstreamServer, type UpstreamHandle } from '../helpers/upstream-server.mjs';
 import { within } from '../helpers/gate.js';
 

@@ -1,8 +1,8 @@
 // `audit verify` over several replicas' files: one chain per replica (its `chain` id in every record), each verified through its own files.
-import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
-import os from 'node:os';
+import { readFileSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
-import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
+import { tempDirEach } from '../helpers/temp-dir.js';
 import { GENESIS_HASH, sealRecord, type AuditEntry } from '../../src/audit/record.js';
 import { auditCommand } from '../../src/commands/audit-verify.js';
 
@@ -35,12 +35,8 @@ async function verify(...args: string[]): Promise<{ code: number; out: string; e
 }
 
 describe('audit verify across replicas', () => {
-  let dir: string;
-  const file = (name: string) => path.join(dir, name);
-  beforeEach(() => {
-    dir = mkdtempSync(path.join(os.tmpdir(), 'audit-chains-'));
-  });
-  afterEach(() => rmSync(dir, { recursive: true, force: true }));
+  const tmp = tempDirEach('audit-chains');
+  const file = (name: string) => path.join(tmp.path, name);
 
   it('records carry their chain id (hashed with them); three replicas’ files, one rotated, verify together, each chain on its own', async () => {
     const r1 = lines('r1', 4);

@@ -1,11 +1,11 @@
 // The audit log writer: fields, the hash chain, restarts, rotation, hostile strings; checked with the verifier.
 import { createHash, createSecretKey } from 'node:crypto';
-import { appendFileSync, existsSync, mkdtempSync, readFileSync, rmSync, statSync, truncateSync, writeFileSync } from 'node:fs';
-import os from 'node:os';
+import { appendFileSync, existsSync, readFileSync, rmSync, statSync, truncateSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { Writable } from 'node:stream';
 import fs from 'node:fs';
-import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
+import { beforeEach, describe, expect, it, vi } from 'vitest';
+import { tempDirEach } from '../helpers/temp-dir.js';
 import type { Caller } from '../../src/caller.js';
 import { openAuditLog, noopAuditLog, type AuditEntry, type AuditRecord } from '../../src/audit/log.js';
 import { GENESIS_HASH, MAX_FIELD_CHARS } from '../../src/audit/record.js';
@@ -35,7 +35,7 @@ const read = (uri = 'docs+file:///a.md', over: Partial<AuditEntry> = {}): AuditE
 const list: AuditEntry = { caller, method: 'resources/list', decision: 'allow', rule: 'default', outcome: 'ok', durationMs: 3, returned: 7, filtered: 2 };
 
 describe('audit log', () => {
-  let dir: string;
+  const tmp = tempDirEach('audit-log');
   let file: string;
   let clock: number;
   const now = () => clock++;
@@ -49,11 +49,9 @@ describe('audit log', () => {
   };
 
   beforeEach(() => {
-    dir = mkdtempSync(path.join(os.tmpdir(), 'audit-log-'));
-    file = path.join(dir, 'audit.jsonl');
+    file = path.join(tmp.path, 'audit.jsonl');
     clock = T0;
   });
-  afterEach(() => rmSync(dir, { recursive: true, force: true }));
 
   it('batches the records of one turn into one write, in chain order with synchronous ones, resolving once written', async () => {
     const log = open();
@@ -429,7 +427,7 @@ describe('audit log', () => {
   });
 
   describe('anchors', () => {
-    const anchorFile = () => path.join(dir, 'anchors.jsonl');
+    const anchorFile = () => path.join(tmp.path, 'anchors.jsonl');
     /** A manual anchor timer: `tick()` runs what the writer scheduled. */
     const manualTimer = () => {
       const t = { fn: undefined as (() => void) | undefined, ms: 0, stopped: false, tick: () => t.fn?.() };
@@ -531,7 +529,7 @@ describe('audit log', () => {
     });
 
     it('refuses to open when the anchor file cannot be opened', () => {
-      expect(() => openAuditLog({ file, maxBytes: 0, keep: 10, anchorFile: path.join(dir, 'no', 'such', 'dir', 'a.jsonl') })).toThrow(/ENOENT/);
+      expect(() => openAuditLog({ file, maxBytes: 0, keep: 10, anchorFile: path.join(tmp.path, 'no', 'such', 'dir', 'a.jsonl') })).toThrow(/ENOENT/);
     });
   });
 });

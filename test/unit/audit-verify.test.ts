@@ -1,8 +1,8 @@
 // The chain verifier: each kind of tampering is caught at the right file and line; good chains pass.
-import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
-import os from 'node:os';
+import { readFileSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
-import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
+import { tempDirEach } from '../helpers/temp-dir.js';
 import { createSecretKey, type KeyObject } from 'node:crypto';
 import { anchorLine } from '../../src/audit/anchor.js';
 import { GENESIS_HASH, sealRecord, type AuditEntry } from '../../src/audit/record.js';
@@ -76,13 +76,9 @@ const anchorsOf = (heads: { seq: number; hash: string; mac?: string }[], seqs: n
 });
 
 describe('verifyAuditFiles', () => {
-  let dir: string;
-  beforeEach(() => {
-    dir = mkdtempSync(path.join(os.tmpdir(), 'audit-verify-'));
-  });
-  afterEach(() => rmSync(dir, { recursive: true, force: true }));
+  const tmp = tempDirEach('audit-verify');
   const put = (name: string, lines: string[], end = '\n') => {
-    const file = path.join(dir, name);
+    const file = path.join(tmp.path, name);
     writeFileSync(file, lines.length === 0 ? '' : lines.join('\n') + end);
     return file;
   };
@@ -182,7 +178,7 @@ describe('verifyAuditFiles', () => {
     expect((await verifyAuditFiles([good])).broken).toBeUndefined();
     const bytes = Buffer.from(line, 'utf8');
     const at = bytes.indexOf(Buffer.from('\ufffd', 'utf8'));
-    const bad = path.join(dir, 'bad-utf8');
+    const bad = path.join(tmp.path, 'bad-utf8');
     writeFileSync(bad, Buffer.concat([bytes.subarray(0, at), Buffer.from([0xff]), bytes.subarray(at + 3)]));
     expect((await verifyAuditFiles([bad])).broken).toEqual({ file: bad, line: 1, reason: expect.stringContaining('not the canonical form') });
   });
@@ -196,11 +192,11 @@ describe('verifyAuditFiles', () => {
 
   it('throws AuditFileError naming a file that is missing or a directory, before reading any', async () => {
     const broken = put('a', ['not a record']); // broken, but the missing file is reported first
-    const missing = path.join(dir, 'nope');
+    const missing = path.join(tmp.path, 'nope');
     const error = await verifyAuditFiles([broken, missing]).catch((err: unknown) => err);
     expect(error).toBeInstanceOf(AuditFileError);
     expect(error).toMatchObject({ file: missing, message: `cannot read ${missing} (ENOENT)` });
-    await expect(verifyAuditFiles([dir])).rejects.toThrow(`cannot read ${dir} (EISDIR)`);
+    await expect(verifyAuditFiles([tmp.path])).rejects.toThrow(`cannot read ${tmp.path} (EISDIR)`);
   });
 
   describe('keyed chain', () => {
@@ -339,7 +335,7 @@ describe('verifyAuditFiles', () => {
     it('reads anchor files as the writer writes them, leaving out a torn last line, and refuses a line that is not an anchor', async () => {
       const head = { seq: 3, hash: 'a'.repeat(64), mac: 'b'.repeat(64) };
       const text = anchorLine(head, 0) + anchorLine({ seq: 4, hash: 'c'.repeat(64) }, 0);
-      const file = path.join(dir, 'anchors.jsonl');
+      const file = path.join(tmp.path, 'anchors.jsonl');
       writeFileSync(file, text + text.slice(0, 20));
       expect(await readAnchorFile(file)).toEqual({
         anchors: [

@@ -3,7 +3,8 @@ import { createHash, generateKeyPairSync } from 'node:crypto';
 import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
+import { tempDirEach } from '../helpers/temp-dir.js';
 import { editDistance } from '../../src/config/keys.js';
 import { workspaceFolderOf } from '../../src/config/variables.js';
 import { ASYMMETRIC_ALGORITHMS, defaultStdioPrincipal, hashToken, loadConfig, parseConfig, validateConfig } from '../../src/config/load.js';
@@ -309,23 +310,19 @@ describe('whole client config files', () => {
 });
 
 describe('loading files', () => {
-  let dir: string;
-  beforeEach(() => {
-    dir = mkdtempSync(path.join(os.tmpdir(), 'mcp-federate-config-'));
-  });
-  afterEach(() => rmSync(dir, { recursive: true, force: true }));
+  const tmp = tempDirEach('config');
   const write = (name: string, content: string) => {
-    const file = path.join(dir, name);
+    const file = path.join(tmp.path, name);
     writeFileSync(file, content);
     return file;
   };
 
   it('envFile is read relative to the config file, under env, and explicit env wins', async () => {
-    mkdirSync(path.join(dir, 'conf'));
+    mkdirSync(path.join(tmp.path, 'conf'));
     write('conf/.env', '# a comment\nA=from-file\nB="quoted value"\nexport C=c\n');
     const file = write('conf/mcp.json', JSON.stringify({ servers: { s: { command: 'x', envFile: '.env', env: { A: 'explicit' } } } }));
     const { config, ignoredKeys } = await loadConfig({ file, env: {} });
-    expect(config.servers.s).toMatchObject({ env: { A: 'explicit', B: 'quoted value', C: 'c' }, envFile: path.join(dir, 'conf', '.env') });
+    expect(config.servers.s).toMatchObject({ env: { A: 'explicit', B: 'quoted value', C: 'c' }, envFile: path.join(tmp.path, 'conf', '.env') });
     expect(ignoredKeys).toEqual([]);
   });
 
@@ -333,7 +330,7 @@ describe('loading files', () => {
     const file = write('mcp.json', JSON.stringify({ mcpServers: { My_Server: { command: 'x', envFile: 'nope.env' } } }));
     await expect(loadConfig({ file, env: {} })).rejects.toMatchObject({
       code: ErrorCodes.CONFIG_INVALID,
-      message: `${file}: mcpServers.My_Server.envFile: cannot read ${path.join(dir, 'nope.env')} (ENOENT)`,
+      message: `${file}: mcpServers.My_Server.envFile: cannot read ${path.join(tmp.path, 'nope.env')} (ENOENT)`,
     });
   });
 
@@ -362,21 +359,21 @@ describe('loading files', () => {
     'mcp-federate.config.yml',
   ])('finds %s (YAML) when searching', async (name) => {
     const file = write(name, 'mcpServers:\n  a:\n    command: x\n');
-    const loaded = await loadConfig({ cwd: dir, env: {} });
+    const loaded = await loadConfig({ cwd: tmp.path, env: {} });
     expect(loaded.filepath).toBe(file);
     expect(Object.keys(loaded.config.servers)).toEqual(['a']);
   });
 
   it.each(['mcp-federate.json', '.mcp-federaterc'])('finds %s (JSON) when searching', async (name) => {
     const file = write(name, JSON.stringify({ mcpServers: { b: { command: 'y' } } }));
-    const loaded = await loadConfig({ cwd: dir, env: {} });
+    const loaded = await loadConfig({ cwd: tmp.path, env: {} });
     expect(loaded.filepath).toBe(file);
     expect(Object.keys(loaded.config.servers)).toEqual(['b']);
   });
 
   it('a broken JSON .mcp-federaterc is reported as JSON', async () => {
     const file = write('.mcp-federaterc', '{ "servers": ');
-    await expect(loadConfig({ cwd: dir, env: {} })).rejects.toMatchObject({ message: expect.stringMatching(new RegExp(`^${file}: not valid JSON`)) });
+    await expect(loadConfig({ cwd: tmp.path, env: {} })).rejects.toMatchObject({ message: expect.stringMatching(new RegExp(`^${file}: not valid JSON`)) });
   });
 
   it.each([

@@ -2,13 +2,14 @@
 import { describe, expect, it } from 'vitest';
 // Pinned to the SDK the proxy runs on (v2): its Protocol internals are what dispatch relies on.
 import { Client } from '@modelcontextprotocol/client';
-import { InMemoryTransport, Server, type JSONRPCMessage } from '@modelcontextprotocol/server';
+import { InMemoryTransport, Server, type JSONRPCMessage, type Transport } from '@modelcontextprotocol/server';
 import { z } from 'zod';
 import { guardedTail, deliverTo, installDispatch } from '../../src/wire/dispatch.js';
 import { serverEdge } from '../../src/wire/server-edge.js';
 import { MARK_TOO_LARGE } from '../../src/errors.js';
 import type { Refusal } from '../../src/wire/line-transport.js';
 import { counter, deferred } from '../helpers/gate.js';
+import { RawClient } from '../helpers/raw-client.js';
 
 function newServer() {
   const server = new Server({ name: 's', version: '1' }, { capabilities: { resources: { listChanged: true } } });
@@ -16,21 +17,18 @@ function newServer() {
   return server;
 }
 
-/** A Server with dispatch installed, spoken to by hand: every message it sends back is collected. */
+/** A Server with dispatch installed, spoken to by hand by a raw client: every message it sends back is kept, in order. */
 async function rawServer() {
   const server = newServer();
-  const [peer, serverSide] = InMemoryTransport.createLinkedPair();
-  const replies: Record<string, unknown>[] = [];
-  const got = counter();
-  peer.onmessage = (m) => {
-    replies.push(m);
-    got.hit();
-  };
-  await peer.start();
-  await server.connect(serverSide);
-  installDispatch(server, serverSide, 'server');
-  const send = (m: unknown) => peer.send(m as JSONRPCMessage);
-  return { server, serverSide, replies, got, send };
+  let serverSide!: Transport;
+  const peer = await RawClient.memory(async (side) => {
+    serverSide = side;
+    await server.connect(side);
+    installDispatch(server, side, 'server');
+  });
+  const replies = () => peer.lines.map((l) => l.parsed as Record<string, unknown>);
+  const repliesUntil = (n: number) => peer.until(() => peer.lines.length >= n, `${n} replies`);
+  return { server, serverSide, replies, repliesUntil, send: (m: unknown) => peer.send(m) };
 }
 
 describe('installDispatch', () => {
@@ -72,12 +70,12 @@ describe('installDispatch', () => {
     ];
     for (const m of [...ignored, ...bad.map(([m]) => m)]) await s.send(m);
     await s.send({ jsonrpc: '2.0', id: 99, method: 'no/such/method' });
-    await s.got.until(bad.length + 1);
-    const answers = s.replies.slice(0, bad.length);
+    await s.repliesUntil(bad.length + 1);
+    const answers = s.replies().slice(0, bad.length);
     expect(answers.map((r) => r.id)).toEqual(bad.map(([, id]) => id));
     for (const r of answers) expect((r.error as { code: number }).code).toBe(-32600);
-    expect(s.replies[bad.length]).toMatchObject({ id: 99, error: { code: -32601 } });
-    expect(s.replies).toHaveLength(bad.length + 1);
+    expect(s.replies()[bad.length]).toMatchObject({ id: 99, error: { code: -32601 } });
+    expect(s.replies()).toHaveLength(bad.length + 1);
   });
 
   it('server side: answers lines the transport refused (-32700 not JSON, -32600 too large / too deep with the limit)', async () => {
@@ -86,8 +84,8 @@ describe('installDispatch', () => {
     refuse({ reason: 'parse-error', id: null });
     refuse({ reason: 'too-large', id: 5, limit: 100 });
     refuse({ reason: 'too-deep', id: 'q', limit: 1000 });
-    await s.got.until(3);
-    expect(s.replies).toEqual([
+    await s.repliesUntil(3);
+    expect(s.replies()).toEqual([
       { jsonrpc: '2.0', id: null, error: { code: -32700, message: 'Parse error' } },
       { jsonrpc: '2.0', id: 5, error: { code: -32600, message: 'Invalid Request: message exceeds 100 bytes', data: { limit: 100 } } },
       { jsonrpc: '2.0', id: 'q', error: { code: -32600, message: 'Invalid Request: message nests deeper than 1000 levels', data: { limit: 1000 } } },

@@ -1,12 +1,12 @@
 // The session edge of each era: not-found built once with the era's code and sent as built, pinned to the SDK's internals.
 import { describe, expect, it } from 'vitest';
-import { InMemoryTransport, Server } from '@modelcontextprotocol/server';
+import { Server } from '@modelcontextprotocol/server';
 import { notFound } from '../../src/errors.js';
 import { edgeOf } from '../../src/eras/edges.js';
 import { rev2025 } from '../../src/eras/rev2025.js';
 import { rev2026 } from '../../src/eras/rev2026.js';
 import { withHint } from '../../src/federation/cache-hint.js';
-import { counter } from '../helpers/gate.js';
+import { RawClient } from '../helpers/raw-client.js';
 
 describe('era edges', () => {
   it('a 2025-11-25 Server sends the -32002 it was thrown, byte for byte (SDK 2.x alone would send -32602)', async () => {
@@ -16,22 +16,11 @@ describe('era edges', () => {
       server.setRequestHandler('resources/read', (req) => {
         throw notFound(req.params.uri, rev2025.notFoundCode);
       });
-      const [peer, side] = InMemoryTransport.createLinkedPair();
-      const lines: string[] = [];
-      const got = counter();
-      peer.onmessage = (m) => {
-        lines.push(JSON.stringify(m));
-        got.hit();
-      };
-      await peer.start();
-      await server.connect(side);
-      const init = { protocolVersion: '2025-11-25', capabilities: {}, clientInfo: { name: 'c', version: '1' } };
-      await peer.send({ jsonrpc: '2.0', id: 1, method: 'initialize', params: init });
-      await got.until(1);
-      await peer.send({ jsonrpc: '2.0', id: 2, method: 'resources/read', params: { uri: 'docs+x://nope' } });
-      await got.until(2);
+      const peer = await RawClient.memory((side) => server.connect(side));
+      await peer.request('initialize', { protocolVersion: '2025-11-25', capabilities: {}, clientInfo: { name: 'c', version: '1' } }, 1);
+      await peer.request('resources/read', { uri: 'docs+x://nope' }, 2);
       const code = prepared ? -32002 : -32602;
-      expect(lines[1]).toBe(`{"jsonrpc":"2.0","id":2,"error":{"code":${code},"message":"Resource not found","data":{"uri":"docs+x://nope"}}}`);
+      expect(peer.rawLines[1]).toBe(`{"jsonrpc":"2.0","id":2,"error":{"code":${code},"message":"Resource not found","data":{"uri":"docs+x://nope"}}}`);
       await server.close();
     }
   });

@@ -2,8 +2,8 @@
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import { Writable } from 'node:stream';
 import { afterEach, describe, expect, it } from 'vitest';
+import { jsonLinesSink } from '../helpers/logs.js';
 import { loadConfig } from '../../src/config/load.js';
 import { createReloader } from '../../src/config/reloader.js';
 import type { FederateConfig } from '../../src/config/schema.js';
@@ -22,13 +22,7 @@ describe('createReloader', () => {
     dir = mkdtempSync(path.join(os.tmpdir(), 'reloader-'));
     const file = path.join(dir, name);
     writeFileSync(file, initial);
-    const logs: Record<string, unknown>[] = [];
-    const destination = new Writable({
-      write(chunk, _enc, cb) {
-        for (const line of String(chunk).split('\n')) if (line) logs.push(JSON.parse(line) as Record<string, unknown>);
-        cb();
-      },
-    });
+    const { records: logs, destination } = jsonLinesSink();
     const applied: FederateConfig[] = [];
     return { file, logs, applied, destination };
   }
