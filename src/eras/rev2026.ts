@@ -1,4 +1,5 @@
 // MCP 2026-07-28 at the session edge: cache hints as result fields, not-found as -32602, SDK v2's stdio entry with listens narrowed to what we serve.
+import { withFields } from '../copy.js';
 import { JsonRpc } from '../errors.js';
 import { attachedHint } from '../federation/cache-hint.js';
 import { Revisions } from '../protocol.js';
@@ -11,7 +12,7 @@ import { ListenTap } from './listen-tap.js';
  */
 export function withCacheFields<T extends object>(result: T): T {
   const hint = attachedHint(result);
-  return hint ? { ...result, ttlMs: hint.ttlMs, cacheScope: hint.scope } : result;
+  return hint ? withFields(result, { ttlMs: hint.ttlMs, cacheScope: hint.scope }) : result;
 }
 
 /**

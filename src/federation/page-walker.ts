@@ -1,4 +1,5 @@
 // Walks one upstream's list pages with bounded read-ahead, so a downstream page never waits for a fetch it could have overlapped.
+import { withFields } from '../copy.js';
 import type { ListKind } from './cursor.js';
 import { ErrorCodes, JsonRpc, ProxyError } from '../errors.js';
 import { ListPromptsResult, ListResourcesResult, ListTemplatesResult, ListToolsResult, META_UPSTREAM_NAME, Methods } from '../protocol.js';
@@ -47,7 +48,7 @@ export const LIST_FIELDS: Record<ListKind, string> = { resources: 'resources', t
 export function namedItem(names: NameCodec, server: string, item: Record<string, unknown>): Record<string, unknown> {
   const name = item.name as string;
   const meta = typeof item._meta === 'object' && item._meta !== null ? (item._meta as Record<string, unknown>) : undefined;
-  return { ...item, name: names.encode(server, name), _meta: { ...meta, [META_UPSTREAM_NAME]: name } };
+  return withFields(item, { name: names.encode(server, name), _meta: withFields(meta, { [META_UPSTREAM_NAME]: name }) });
 }
 
 /** Sentinel returned by {@link PageWalker.next} when the walk is over. */

@@ -1,4 +1,5 @@
 // How a call that may ask the user for input reaches its upstream: the era-neutral seam the bridge (eras/input-bridge.ts) plugs into. Pure types.
+import { withFields } from '../copy.js';
 import type { SignalSource } from '../cancel.js';
 import type { CallOptions, RequestExtras, ResultSchema, Upstream } from '../upstream/upstream.js';
 
@@ -72,7 +73,7 @@ export function sendUpstream<T>(
   signal: SignalSource | undefined,
   extras?: RequestExtras,
 ): Promise<T> {
-  if (call.long) return upstream.call(call.method, params, call.schema, { ...call.long, signal, principal: call.principal }, extras);
+  if (call.long) return upstream.call(call.method, params, call.schema, withFields(call.long, { signal, principal: call.principal }), extras);
   return upstream.request(call.method, params, call.schema, signal, call.principal, extras);
 }
 

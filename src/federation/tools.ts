@@ -1,4 +1,5 @@
 // Federated tools (and the merged tool and prompt lists), shared by all sessions: list = walk every upstream; call = route to the owner, answer intact with resource URIs namespaced.
+import { withFields } from '../copy.js';
 import type { TimeoutsConfig } from '../config/schema.js';
 import { CallToolResult, Methods, withoutHopFields, type CallToolResultT } from '../protocol.js';
 import { withHint } from './cache-hint.js';
@@ -104,7 +105,7 @@ export function sendToOwner<T>(
 export function withMeta(params: Record<string, unknown>, meta: Record<string, unknown> | undefined): Record<string, unknown> {
   if (!meta) return params;
   const own = params._meta;
-  return { ...params, _meta: { ...(typeof own === 'object' && own !== null ? own : {}), ...meta } };
+  return withFields(params, { _meta: withFields(typeof own === 'object' && own !== null ? own : undefined, meta) });
 }
 
 /** `params` without the client's progress token and reserved `_meta` keys (see {@link upstreamParamsOf}). */

@@ -13,6 +13,7 @@ import {
   type Tracer,
   type TracerProvider,
 } from '@opentelemetry/api';
+import { withFields } from '../copy.js';
 import { VERSION } from '../version.js';
 
 /** The global tracer provider last seen, and the gateway's tracer from it. */
@@ -155,19 +156,12 @@ export function traceUpstream<T>(
   );
 }
 
-/**
- * A copy of `params` whose `_meta` (a copy too) carries the trace context of `ctx` (traceparent,
- * tracestate, baggage). Copied with `Object.assign`, not `{ ...params, _meta }`: on Node 20 a spread
- * followed by a property costs about 0.5 to 1 µs when `params` was made by an object literal (as
- * the gateway's upstream params are), against some 30 ns.
- */
+/** A copy of `params` whose `_meta` (a copy too) carries the trace context of `ctx` (traceparent, tracestate, baggage); see `withFields`. */
 function carrying(params: Record<string, unknown> | undefined, ctx: Context): Record<string, unknown> {
   const own = params?._meta as Record<string, unknown> | undefined;
-  const meta: Record<string, unknown> = own ? Object.assign({}, own) : {};
+  const meta: Record<string, unknown> = withFields(own, {});
   propagation.inject(ctx, meta);
-  const sent: Record<string, unknown> = Object.assign({}, params);
-  sent._meta = meta;
-  return sent;
+  return withFields(params, { _meta: meta });
 }
 
 /** `run()`, with a synchronous throw turned into a rejection. */

@@ -1,4 +1,5 @@
 // All upstreams by id in config order: parallel start, shared by every session, fan-in of their events.
+import { withFields } from '../copy.js';
 import { createHash } from 'node:crypto';
 import type { FederateConfig, ServerConfig } from '../config/schema.js';
 import type { ServerChanges } from '../config/reload-diff.js';
@@ -110,7 +111,7 @@ export class UpstreamPool {
     // An upstream that left the pool (removed or replaced by a reload) is heard no more.
     upstream.onNotification((n) => {
       if (this.byId.get(id) !== upstream) return;
-      const tagged = { ...n, server: id };
+      const tagged = withFields(n, { server: id });
       for (const l of this.notificationListeners) l(tagged);
     });
     upstream.onStatus((s) => {

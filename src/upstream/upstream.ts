@@ -1,6 +1,7 @@
 // One upstream MCP server: its Client session, request queue, timeouts, cancellation, status and events.
 import { Client, ProtocolError, SdkError, SdkErrorCode } from '@modelcontextprotocol/client';
 import { onAbort, signalOf, type SignalSource } from '../cancel.js';
+import { withFields } from '../copy.js';
 import type { JSONRPCMessage, ServerCapabilities } from '@modelcontextprotocol/client';
 import type { z } from 'zod';
 import type { ServerConfig } from '../config/schema.js';
@@ -759,15 +760,7 @@ function describeFailure(err: unknown): string {
   return `${err.message.replace(/:\s*$/, '')} (HTTP ${status}${typeof statusText === 'string' && statusText ? ` ${statusText}` : ''})`;
 }
 
-/**
- * A copy of `params` whose `_meta` (a copy too) carries `progressToken`. Copied with `Object.assign`:
- * on Node 20 `{ ...params, _meta }` costs about 0.6 µs when `_meta` is a key `params` lacks, against
- * some 80 ns.
- */
+/** A copy of `params` whose `_meta` (a copy too) carries `progressToken` (see `withFields`). */
 function withProgressToken(params: Record<string, unknown> | undefined, progressToken: number): Record<string, unknown> {
-  const meta: Record<string, unknown> = Object.assign({}, params?._meta as Record<string, unknown> | undefined);
-  meta.progressToken = progressToken;
-  const sent: Record<string, unknown> = Object.assign({}, params);
-  sent._meta = meta;
-  return sent;
+  return withFields(params, { _meta: withFields(params?._meta as Record<string, unknown> | undefined, { progressToken }) });
 }
