@@ -17,13 +17,15 @@ export function createAccessLog(logger: Logger): AccessLog {
   const log = logger.child({ access: true });
   return (r, session) => {
     if (!log.isLevelEnabled('info')) return;
+    // One literal with every key (pino leaves out those that are undefined): conditional spreads
+    // cost about 1 µs each on Node 20.
     log.info(
       {
         method: r.method,
-        ...(r.server === undefined ? {} : { server: r.server }),
+        server: r.server,
         outcome: r.outcome,
-        ...(r.outcome === 'rate_limited' ? { rule: r.rule } : {}),
-        ...(r.cache === undefined ? {} : { cache: r.cache }),
+        rule: r.outcome === 'rate_limited' ? r.rule : undefined,
+        cache: r.cache,
         durationMs: Math.round(r.durationMs * 1000) / 1000,
         principal: r.principal,
         session,
