@@ -66,10 +66,11 @@ export function createAuthenticator(auth: AuthConfig, deps: AuthenticatorDeps = 
     return { ok: false, reason: 'invalid' };
   };
   const asStatic = (token: string): AuthResult | undefined => {
-    const known = staticTokens(token);
+    const hash = hashToken(token); // once: the lookup and the credential's binding
+    const known = staticTokens(token, hash);
     if (known === undefined) return undefined;
     // Bound to the token entry (its hash), not to the principal's name.
-    return { ok: true, ...known, credential: new Credential(token, 'static', `static:${hashToken(token)}`, known) };
+    return { ok: true, ...known, credential: new Credential(token, 'static', `static:${hash}`, known) };
   };
   const asJwt = async (token: string): Promise<AuthResult> => {
     if (jwt === undefined) return refuse({ code: 'ERR_UNKNOWN_TOKEN' });

@@ -5,8 +5,11 @@ import type { Identity } from './identity.js';
 
 export { hashToken };
 
-/** Looks a presented token up among the configured ones; undefined when it is none of them. */
-export type StaticTokenVerifier = (token: string) => Identity | undefined;
+/**
+ * Looks a presented token up among the configured ones; undefined when it is none of them. `hash`
+ * is the token's {@link hashToken} when the caller has it already (it is made otherwise).
+ */
+export type StaticTokenVerifier = (token: string, hash?: string) => Identity | undefined;
 
 /**
  * Compiles the configured entries into a verifier. Every call hashes the presented token once and
@@ -22,8 +25,8 @@ export function createStaticTokens(entries: readonly StaticTokenConfig[]): Stati
     digest: Buffer.from(e.sha256, 'hex'),
     identity: { principal: e.principal, roles: Object.freeze([...e.roles]) } satisfies Identity,
   }));
-  return (token) => {
-    const digest = Buffer.from(hashToken(token), 'hex');
+  return (token, hash = hashToken(token)) => {
+    const digest = Buffer.from(hash, 'hex');
     let found: Identity | undefined;
     for (const entry of table) {
       const same = timingSafeEqual(digest, entry.digest); // both 32 bytes: validated at config load
