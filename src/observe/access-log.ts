@@ -14,7 +14,9 @@ export type AccessLog = (record: RequestRecord, session: string) => void;
  * // {"level":30,"access":true,"method":"resources/read","server":"docs","outcome":"ok","durationMs":0.42,"principal":"alice","session":"s1","msg":"request"}
  */
 export function createAccessLog(logger: Logger): AccessLog {
-  const log = logger.child({ access: true });
+  // Without the root's redaction pass (about 2.5 µs a line): a line holds only the fields written
+  // below, none of them a credential, so there is nothing for it to find.
+  const log = logger.child({ access: true }, { redact: [] });
   return (r, session) => {
     if (!log.isLevelEnabled('info')) return;
     // One literal with every key (pino leaves out those that are undefined): conditional spreads
