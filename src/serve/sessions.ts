@@ -1,4 +1,5 @@
 // Opening downstream sessions on the shared core: a live view of who each acts for, deliveries decided per delivery, one facade Server per era.
+import { withFields } from '../copy.js';
 import type { Server } from '@modelcontextprotocol/server';
 import type { Caller } from '../caller.js';
 import type { AccessGate } from '../access/gate.js';
@@ -145,7 +146,7 @@ export class SessionOpener {
       caller,
       listens,
       setIdentity(next) {
-        identity = { ...next, session: id };
+        identity = withFields(next, { session: id }); // per HTTP request: not a spread that adds a key (~1 µs on Node 20)
       },
       createServer(era) {
         const offers = offered();

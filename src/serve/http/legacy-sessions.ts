@@ -1,4 +1,5 @@
 // The 2025-11-25 path of the HTTP endpoint: stateful sessions bound to the principal that opened them, with idle expiry.
+import { withFields } from '../../copy.js';
 import { LEGACY } from '../../eras/era.js';
 import { randomBytes } from 'node:crypto';
 import type { IncomingMessage, ServerResponse } from 'node:http';
@@ -92,7 +93,7 @@ export class LegacySessions {
       // The same holder with a newer credential: standing deliveries follow it from now on.
       session.held.update(who.credential);
       session.principal = who.principal;
-      session.downstream.setIdentity({ ...who.credential.identity, transport: 'http' });
+      session.downstream.setIdentity(withFields(who.credential.identity, { transport: 'http' as const }));
       return this.withSession(session, req, res, body, who, text);
     }
     if (req.method !== 'POST' || !isInitialize(body)) {
@@ -125,7 +126,7 @@ export class LegacySessions {
     answer = (message, options) => tail.send(message, options);
     const held = identities.hold(who.credential, {
       refresh: (c) => {
-        downstream.setIdentity({ ...c.identity, transport: 'http' });
+        downstream.setIdentity(withFields(c.identity, { transport: 'http' as const }));
         const s = sessions.get(sessionId);
         if (s) s.principal = c.identity.principal;
       },

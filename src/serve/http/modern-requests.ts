@@ -1,4 +1,5 @@
 // The 2026-07-28 path of the HTTP endpoint: stateless requests through SDK v2's handler, and `subscriptions/listen` as one SSE response each.
+import { withFields } from '../../copy.js';
 import { MODERN } from '../../eras/era.js';
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { createMcpHandler, type AuthInfo } from '@modelcontextprotocol/server';
@@ -112,7 +113,7 @@ export class ModernRequests {
     let listen: OpenListen | undefined;
     let revoked = false;
     const held = identities.hold(who.credential, {
-      refresh: (c) => downstream?.setIdentity({ ...c.identity, transport: 'http' }),
+      refresh: (c) => downstream?.setIdentity(withFields(c.identity, { transport: 'http' as const })),
       revoke: (why) => {
         revoked = true;
         downstream?.setIdentity({ ...who.credential.identity, transport: 'http', revoked: true });
