@@ -15,6 +15,7 @@ import type { CallerIdentity, DownstreamSession, SessionOptions } from './proxy-
 import { noopMetrics, type Metrics, type SessionKind } from '../observe/metrics.js';
 import type { ClassifiedHandler, Send, Wrapper } from '../wire/compose.js';
 import { fastLane } from './fast-lane.js';
+import { modernLane } from './modern-lane.js';
 
 /** Options of {@link SessionOpener}. */
 export interface SessionOpenerOptions {
@@ -51,7 +52,7 @@ const STATELESS: Session = { id: 'stateless', sendUpdated: () => undefined, send
 export class SessionOpener {
   private readonly servers = new Set<Server>();
   /** The fast lane of each session Server whose era allows one, made with what the Server was offered. */
-  private readonly lanes = new WeakMap<Server, (send: Send) => Wrapper<ClassifiedHandler>>();
+  private readonly lanes = new WeakMap<Server, (send: Send) => Wrapper<ClassifiedHandler> | undefined>();
   private ids = 0;
 
   constructor(private readonly options: SessionOpenerOptions) {}
@@ -154,6 +155,9 @@ export class SessionOpener {
         if (laneOn && edgeOf(era).fastLane) {
           const lane = { gate, caller, logger, edge: edgeOf(era), offers: offers.offers ?? NO_OFFERS, bridge, server };
           lanes.set(server, (send) => fastLane({ ...lane, send }));
+        } else if (laneOn && era === MODERN) {
+          // 2026-07-28 on stdio: the lane beside SDK v2's serveStdio entry (asked for by the stdio connection only).
+          lanes.set(server, (send) => modernLane({ gate, caller, logger, edge: edgeOf(era), bridge, server, send }));
         }
         if (!counted && open && metrics.enabled) {
           counted = { kind: { transport: caller.transport, era: edgeOf(era).revision }, listen: false };

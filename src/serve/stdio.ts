@@ -4,7 +4,7 @@ import type { AccessGate } from '../access/gate.js';
 import { eraOfFirstMessage } from '../eras/claim.js';
 import { edgeOf } from '../eras/edges.js';
 import type { Logger } from '../logger.js';
-import { compose, type ClassifiedHandler, type RefusingTransport } from '../wire/compose.js';
+import { compose, type ClassifiedHandler, type RefusingTransport, type Wrapper } from '../wire/compose.js';
 import { deliverTo, guardedTail, type GuardedTail } from '../wire/dispatch.js';
 import { HoldUntilOpen, inFlightBound, serverEdge } from '../wire/server-edge.js';
 import { TransportFailure, type OutputLoss } from '../wire/line-transport.js';
@@ -49,8 +49,14 @@ export async function serveConnection(transport: Transport, downstream: Downstre
   };
   const open = async (first: JSONRPCMessage): Promise<ClassifiedHandler> => {
     let server: Server | undefined;
-    const era = edgeOf(eraOfFirstMessage(first as { params?: unknown })).stdio({
-      createServer: (e) => (server = downstream.createServer(e)),
+    const edge = edgeOf(eraOfFirstMessage(first as { params?: unknown }));
+    /** Whether `server` is of the connection's era (a 2026 entry falling back to 2025 creates a 2025 one, served without a lane). */
+    let serverInEra = false;
+    const era = edge.stdio({
+      createServer: (e) => {
+        serverInEra = e === edge.era;
+        return (server = downstream.createServer(e));
+      },
       listens: downstream.listens,
       listen: {
         accept: (uri) => gate.listen(downstream.caller, session, uri),
@@ -62,9 +68,23 @@ export async function serveConnection(transport: Transport, downstream: Downstre
     const outbound = compose([era.send], wire);
     tail = guardedTail(outbound, () => transport.close());
     closeEntry = await era.serve(tail);
-    // In, behind the connection's wrappers: the era's (2026: the listen tap), the fast lane (2025: plain
-    // reads and calls answered past the SDK), then the facade Server or SDK entry on the tail.
-    const lane = server ? downstream.fastLane?.(server, outbound) : undefined;
+    // In, behind the connection's wrappers: the era's (2026: the listen tap), the fast lane (plain reads
+    // and calls answered past the SDK), then the facade Server or SDK entry on the tail. A 2025 Server
+    // exists by now; SDK v2's serveStdio makes the 2026 one when the opening exchange asks for it, so
+    // the lane is looked up again, once, when the connection's Server changes.
+    const lane: Wrapper<ClassifiedHandler> | undefined = downstream.fastLane
+      ? (next) => {
+          let laneOf: Server | undefined;
+          let handler: ClassifiedHandler = next;
+          return (message, kind, extra) => {
+            if (server !== laneOf) {
+              laneOf = server;
+              handler = (server && serverInEra ? downstream.fastLane?.(server, outbound)?.(next) : undefined) ?? next;
+            }
+            handler(message, kind, extra);
+          };
+        }
+      : undefined;
     return compose([era.receive, lane], deliverTo(tail));
   };
   // The connection's wrappers, in order. In: the edge classifies once and answers what is invalid or

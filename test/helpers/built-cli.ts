@@ -14,6 +14,15 @@ export const EVERYTHING = path.join(ROOT, 'node_modules', '@modelcontextprotocol
 export const MEMORY = path.join(ROOT, 'node_modules', '@modelcontextprotocol', 'server-memory', 'dist', 'index.js');
 export const PACKAGE_VERSION = (JSON.parse(readFileSync(path.join(ROOT, 'package.json'), 'utf8')) as { version: string }).version;
 
+/**
+ * `MCP_FEDERATE_SDK_REQUESTS` of the test run, handed on to the spawned CLI (whose environment is
+ * otherwise the SDK's safe default set), so that `npm run test:sdk-path` runs the CLI with its lanes off.
+ */
+export function laneEnv(): Record<string, string> {
+  const value = process.env.MCP_FEDERATE_SDK_REQUESTS;
+  return value === undefined ? {} : { MCP_FEDERATE_SDK_REQUESTS: value };
+}
+
 /** The e2e suite runs the built CLI; `npm test` builds it first (pretest). */
 export function assertBuilt(): void {
   if (!existsSync(CLI)) {

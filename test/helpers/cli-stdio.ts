@@ -1,6 +1,6 @@
 // The built CLI spawned on stdio as a raw client's carrier: its stdout lines handed on, its stderr log read, its exit awaited. `rawCli` opens a RawClient on it.
 import { type ChildProcessWithoutNullStreams, spawn } from 'node:child_process';
-import { assertBuilt, CLI, isAlive } from './built-cli.js';
+import { assertBuilt, CLI, isAlive, laneEnv } from './built-cli.js';
 import { within } from './gate.js';
 import { type LogRecord, parseLogLines } from './logs.js';
 import { type Carrier, type CarrierSink, EVENT_MS, RawClient, type RawClientOptions } from './raw-client.js';
@@ -41,7 +41,7 @@ export class CliStdio implements Carrier {
     const configFile = this.dir.writeConfig(config, options.configName);
     this.child = spawn(process.execPath, [CLI, '--config', configFile, '--log-level', options.logLevel ?? 'info'], {
       cwd: this.dir.path,
-      env: { PATH: process.env.PATH ?? '', MCP_FEDERATE_E2E: '1' },
+      env: { PATH: process.env.PATH ?? '', MCP_FEDERATE_E2E: '1', ...laneEnv() },
       stdio: ['pipe', 'pipe', 'pipe'],
     });
     if (options.readStdout !== false) {

@@ -3,7 +3,7 @@ import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js';
 import { Client as V2Client, StreamableHTTPClientTransport as V2HttpTransport } from '@modelcontextprotocol/client';
 import { StdioClientTransport as V2StdioClientTransport } from '@modelcontextprotocol/client/stdio';
-import { CLI, assertBuilt, type StdioUpstream } from './built-cli.js';
+import { CLI, assertBuilt, laneEnv, type StdioUpstream } from './built-cli.js';
 import { parseLogLines, type LogRecord } from './logs.js';
 import { PASS } from './passthrough.js';
 import { TempDir } from './temp-dir.js';
@@ -36,7 +36,7 @@ export class ProxyProcess implements AsyncDisposable {
     this.transport = new StdioClientTransport({
       command: process.execPath,
       args: [CLI, '--config', this.configFile, '--log-level', options.logLevel ?? 'warn', ...(options.args ?? [])],
-      env: options.env ?? {},
+      env: { ...laneEnv(), ...options.env },
       cwd: this.dir.path,
       stderr: 'pipe',
     });
@@ -119,7 +119,7 @@ export class V2Proxy implements AsyncDisposable {
     this.transport = new V2StdioClientTransport({
       command: process.execPath,
       args: [CLI, '--config', this.dir.writeConfig(config), '--log-level', 'warn'],
-      env: {},
+      env: laneEnv(),
       cwd: this.dir.path,
       stderr: 'pipe',
     });

@@ -1,0 +1,160 @@
+// The edge fast lane of 2026-07-28 stdio connections (beside SDK v2's serveStdio): the same answers, audit records and cancellations as the SDK path, request by request.
+import { afterEach, describe, expect, it, vi } from 'vitest';
+import { Server as SdkServer } from '@modelcontextprotocol/server';
+import { createUpstreamServer } from '../helpers/upstream-server.mjs';
+import { startHarness } from '../helpers/harness.js';
+import { memoryAudit } from '../helpers/memory-audit.js';
+import { counter } from '../helpers/gate.js';
+import { RawClient } from '../helpers/raw-client.js';
+import { CLIENT_INFO, modernEnvelope, V2026 } from '../helpers/rpc-messages.js';
+
+/** An upstream with resources (`x://<n>`; `x://slow` never answers; `x://boom` fails). */
+function resourcesUpstream(onCancelled?: () => void, onSlow?: () => void) {
+  return createUpstreamServer({
+    resources: [{ uri: 'x://1', name: 'one' }],
+    read: (uri, signal) => {
+      if (uri === 'x://slow') {
+        onSlow?.();
+        return new Promise(() => signal.addEventListener('abort', () => onCancelled?.()));
+      }
+      if (uri === 'x://boom') throw new Error('boom');
+      if (uri.startsWith('x://')) return { contents: [{ uri, text: `text of ${uri}` }] };
+      throw Object.assign(new Error('Resource not found'), { code: -32002 });
+    },
+  }).server;
+}
+
+const POLICY = { default: 'allow', rules: [{ id: 'no-secret', effect: 'deny', resources: ['a+x://secret*'] }] };
+
+const env = modernEnvelope();
+const PV = 'io.modelcontextprotocol/protocolVersion';
+const CI = 'io.modelcontextprotocol/clientInfo';
+const CC = 'io.modelcontextprotocol/clientCapabilities';
+
+/** Reads (id, params) whose answers must not depend on the lane: plain ones it serves, and every shape it leaves to the SDK. */
+const SCRIPT: [number | string, unknown][] = [
+  [1, { uri: 'a+x://1', _meta: env }], // the first plain read: to the SDK, which pins the connection
+  [2, { uri: 'a+x://1', _meta: env }],
+  ['s-3', { uri: 'a+x://2', _meta: env }],
+  [4, { uri: 'a+nope://1', _meta: env }],
+  [5, { uri: 'a+x://secret-1', _meta: env }],
+  [6, { uri: 'a+x://1/../secret-1', _meta: env }],
+  [7, { uri: 'zz+x://1', _meta: env }],
+  [8, { uri: 'a+x://boom', _meta: env }],
+  [9, { uri: 42, _meta: env }],
+  [10, { _meta: env }],
+  [11, { uri: 'a+x://1', extra: true, _meta: env }],
+  [12, { uri: 'a+x://1' }], // no envelope
+  [13, { uri: 'a+x://1', _meta: { ...env, [PV]: '2025-11-25' } }],
+  [14, { uri: 'a+x://1', _meta: { ...env, [PV]: '2099-01-01' } }],
+  [15, { uri: 'a+x://1', _meta: { [PV]: V2026, [CC]: {} } }], // no clientInfo: valid, left to the SDK
+  [16, { uri: 'a+x://1', _meta: { ...env, [CC]: 'none' } }],
+  [17, { uri: 'a+x://1', _meta: { ...env, [CI]: { name: 7, version: '1' } } }],
+  [18, { uri: 'a+x://1', _meta: { ...env, [CI]: { ...CLIENT_INFO, title: 'T' } } }],
+  [19, { uri: 'a+x://1', _meta: { ...env, 'io.modelcontextprotocol/logLevel': 'debug' } }],
+  [20, { uri: 'a+x://1', _meta: { ...env, progressToken: 'p' } }],
+  [21, { uri: 'a+x://1', _meta: { ...env, [CC]: { elicitation: { form: {} } } } }],
+  [22, { uri: 'a+x://1', _meta: { ...env, [CC]: { experimental: {} } } }],
+  [23, { uri: 'a+x://1', requestState: 'forged', _meta: env }],
+  [24, { uri: 'a+x://1', inputResponses: { k: { action: 'decline' } }, _meta: env }],
+  [25, { uri: 'a+x://1', _meta: { ...env, [CI]: { name: 'other', version: '2' } } }],
+  [27, null],
+  [28, ['a+x://1']],
+  [29, { uri: 'a+x://2', _meta: env }],
+];
+
+/** How many `resources/read` requests reached the SDK Protocol (an observation: the SDK still runs them). */
+function sdkReads(): { count: () => number } {
+  vi.restoreAllMocks(); // one spy at a time: a spy over a spy would call itself
+  const proto = SdkServer.prototype as unknown as { _onrequest: (m: { method?: string }, e?: unknown) => void };
+  const original = proto._onrequest;
+  let n = 0;
+  vi.spyOn(proto, '_onrequest').mockImplementation(function (this: unknown, message, extra) {
+    if (message.method === 'resources/read') n++;
+    return original.call(this, message, extra);
+  });
+  return { count: () => n };
+}
+
+afterEach(() => {
+  vi.restoreAllMocks();
+});
+
+async function run(fastLane: boolean) {
+  const audit = memoryAudit();
+  const reads = sdkReads();
+  await using h = await startHarness({
+    upstreams: { a: () => resourcesUpstream() },
+    serverFields: { a: { cache: false } },
+    config: { policy: POLICY, limits: [{ principals: ['*'], readsPerMinute: 6000, burst: 1000 }] },
+    audit,
+    fastLane,
+  });
+  await using c = await RawClient.memory((t) => h.proxy.connect(t));
+  const out: Record<string, unknown> = {};
+  out.discover = await c.request('server/discover', { _meta: env }, 'd');
+  for (const [id, params] of SCRIPT) {
+    await c.send({ jsonrpc: '2.0', id, method: 'resources/read', ...(params === undefined ? {} : { params }) });
+    out[String(id)] = await c.answer(id);
+  }
+  // What the audit log holds, without what differs between runs (times, durations, the session id).
+  const records = audit.entries.map((e) => {
+    const { durationMs: _d, ts: _t, caller, ...rest } = e as unknown as Record<string, unknown> & { caller: Record<string, unknown> };
+    return { ...rest, principal: caller.principal };
+  });
+  return { out, records, sdkReads: reads.count() };
+}
+
+describe('the edge fast lane (2026-07-28 stdio)', () => {
+  it('answers every read, plain or not, exactly as serveStdio and the SDK Protocol do, with the same audit records', async () => {
+    const lane = await run(true);
+    const sdk = await run(false);
+    expect(lane.out).toEqual(sdk.out);
+    expect(lane.records).toEqual(sdk.records);
+    // The lane took the plain reads after the first (2, s-3, 4–8, 25: another client's name, 29); the SDK every other one.
+    expect(sdk.sdkReads).toBe(SCRIPT.length - 2); // params null or an array: answered at the edge, before either
+    expect(lane.sdkReads).toBe(sdk.sdkReads - 9);
+    // The script covers what it means to: the 2026 answer's fields, not-found as -32602, a denial that looks like a miss.
+    const serverInfo = { 'io.modelcontextprotocol/serverInfo': { name: 'mcp-federate', version: expect.any(String) } };
+    expect(lane.out['2']).toEqual({
+      jsonrpc: '2.0',
+      id: 2,
+      result: { _meta: serverInfo, contents: [{ uri: 'a+x://1', text: 'text of x://1' }], resultType: 'complete', ttlMs: 0, cacheScope: 'private' },
+    });
+    expect(lane.out['s-3']).toMatchObject({ id: 's-3', result: { resultType: 'complete' } });
+    expect(lane.out['5']).toEqual({ jsonrpc: '2.0', id: 5, error: { code: -32602, message: 'Resource not found', data: { uri: 'a+x://secret-1' } } });
+    expect(lane.out['4']).toMatchObject({ error: { code: -32602, message: 'Resource not found' } });
+    expect(lane.out['12']).toMatchObject({ error: { code: -32602, message: expect.stringContaining('_meta envelope') } });
+    expect(lane.records.length).toBeGreaterThanOrEqual(10);
+  });
+
+  it('a cancelled read is cancelled upstream and never answered; the connection goes on', async () => {
+    for (const fastLane of [true, false]) {
+      const cancelled = counter();
+      const slow = counter();
+      const reads = sdkReads();
+      await using h = await startHarness({
+        upstreams: {
+          a: () =>
+            resourcesUpstream(
+              () => cancelled.hit(),
+              () => slow.hit(),
+            ),
+        },
+        serverFields: { a: { cache: false } },
+        fastLane,
+      });
+      await using c = await RawClient.memory((t) => h.proxy.connect(t));
+      // The first read makes serveStdio's instance, the second pins the connection (both on the SDK); the lane takes the rest.
+      for (const id of [0, 'pin'])
+        expect(await c.request('resources/read', { uri: 'a+x://1', _meta: env }, id)).toMatchObject({ result: { resultType: 'complete' } });
+      await c.send({ jsonrpc: '2.0', id: 1, method: 'resources/read', params: { uri: 'a+x://slow', _meta: env } });
+      await slow.until(1);
+      await c.notify('notifications/cancelled', { requestId: 1, reason: 'changed my mind', _meta: env });
+      await cancelled.until(1);
+      expect(await c.request('resources/read', { uri: 'a+x://1', _meta: env }, 2)).toMatchObject({ result: { contents: [{ text: 'text of x://1' }] } });
+      expect(c.answers(1)).toEqual([]);
+      expect(reads.count()).toBe(fastLane ? 2 : 4);
+    }
+  });
+});
