@@ -51,6 +51,12 @@ export interface EraEdge {
 export interface StdioServing {
   /** This era's inbound wrapper, in front of what serves the connection (2026: the listen tap). */
   receive?: Wrapper<ClassifiedHandler>;
+  /**
+   * This era's answers at the edge, ahead of {@link receive}: given the connection's outbound, a
+   * wrapper that answers itself what what serves the connection would drop unanswered (2026: a
+   * request whose `_meta` is not an object). None: every message goes on.
+   */
+  refuse?: (send: Send) => Wrapper<ClassifiedHandler>;
   /** This era's outbound wrapper, between what serves the connection and the connection's own. */
   send?: Wrapper<Send>;
   /** Serves the connection on `tail` (started already; messages reach it once this resolves); resolves to how to close it. */

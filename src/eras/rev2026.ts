@@ -1,6 +1,8 @@
 // MCP 2026-07-28 at the session edge: cache hints as result fields, not-found as -32602, SDK v2's stdio entry with listens narrowed to what we serve.
 import { withFields } from '../copy.js';
-import { JsonRpc } from '../errors.js';
+import { errorAnswer, JsonRpc } from '../errors.js';
+import type { JSONRPCMessage } from '@modelcontextprotocol/server';
+import type { ClassifiedHandler, Send, Wrapper } from '../wire/compose.js';
 import { attachedHint } from '../federation/cache-hint.js';
 import { Revisions } from '../protocol.js';
 import { MODERN, type EraEdge } from './era.js';
@@ -33,6 +35,7 @@ export const rev2026: EraEdge = {
     // Listens narrowed to what the federation accepts: the tap's wrappers sit in front of the entry.
     const tap = new ListenTap(hooks.listen, hooks.listens);
     return {
+      refuse: metaNotObject,
       receive: tap.receive,
       send: tap.send,
       async serve(tail) {
@@ -43,3 +46,22 @@ export const rev2026: EraEdge = {
     };
   },
 };
+
+/**
+ * A 2026-07-28 request whose `params._meta` is there but is not an object is answered `-32602` here:
+ * SDK v2's `serveStdio` cannot read its envelope and drops it with no answer, and every request with
+ * a readable id gets exactly one.
+ */
+function metaNotObject(send: Send): Wrapper<ClassifiedHandler> {
+  return (next) => (message, kind, extra) => {
+    if (kind === 'request') {
+      const { id, params } = message as { id: string | number; params?: unknown };
+      const meta = typeof params === 'object' && params !== null ? (params as { _meta?: unknown })._meta : undefined;
+      if (meta !== undefined && (typeof meta !== 'object' || meta === null || Array.isArray(meta))) {
+        void send(errorAnswer(id, JsonRpc.INVALID_PARAMS, 'Invalid params: _meta: expected an object') as JSONRPCMessage).catch(() => undefined);
+        return;
+      }
+    }
+    next(message, kind, extra);
+  };
+}

@@ -85,7 +85,7 @@ export async function serveConnection(transport: Transport, downstream: Downstre
           };
         }
       : undefined;
-    return compose([era.receive, lane], deliverTo(tail));
+    return compose([era.refuse?.(outbound), era.receive, lane], deliverTo(tail));
   };
   // The connection's wrappers, in order. In: the edge classifies once and answers what is invalid or
   // refused, the in-flight bound counts requests, messages wait until the first one's era serves

@@ -128,6 +128,34 @@ describe('the edge fast lane (2026-07-28 stdio)', () => {
     expect(lane.records.length).toBeGreaterThanOrEqual(10);
   });
 
+  it('a request whose _meta is not an object gets one -32602 answer (before a read pins the connection, serveStdio drops it unanswered), lane on or off', async () => {
+    for (const [fastLane, pinned] of [
+      [true, false],
+      [false, false],
+      [true, true],
+      [false, true],
+    ]) {
+      await using h = await startHarness({ upstreams: { a: () => resourcesUpstream() }, fastLane });
+      await using c = await RawClient.memory((t) => h.proxy.connect(t));
+      expect(await c.request('server/discover', { _meta: env }, 'd')).toMatchObject({ result: {} });
+      if (pinned) expect(await c.request('resources/read', { uri: 'a+x://1', _meta: env }, 0)).toMatchObject({ result: { resultType: 'complete' } });
+      for (const [id, meta] of [
+        [1, []],
+        [2, 'x'],
+        [3, null],
+        [4, 7],
+      ] as const) {
+        expect(await c.request('resources/read', { uri: 'a+x://1', _meta: meta }, id)).toEqual({
+          jsonrpc: '2.0',
+          id,
+          error: { code: -32602, message: 'Invalid params: _meta: expected an object' },
+        });
+      }
+      expect(await c.request('resources/read', { uri: 'a+x://1', _meta: env }, 5)).toMatchObject({ result: { contents: [{ text: 'text of x://1' }] } });
+      for (const id of [1, 2, 3, 4]) expect(c.answers(id)).toHaveLength(1);
+    }
+  });
+
   it('a cancelled read is cancelled upstream and never answered; the connection goes on', async () => {
     for (const fastLane of [true, false]) {
       const cancelled = counter();
