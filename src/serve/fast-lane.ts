@@ -14,7 +14,8 @@ import { relayedCall } from './relayed-call.js';
 import { failureAnswer } from './request-failure.js';
 import { callerOf } from './request-caller.js';
 import type { CallRelay } from '../federation/relay.js';
-import { LazyAbort } from '../cancel.js';
+import type { LazyAbort } from '../cancel.js';
+import { isPlainObject, LaneRequests, NEVER_ABORTED } from './lane-requests.js';
 
 /** What the fast lane of one connection needs: the facade's parts, the Server it runs beside, and the connection's outbound. */
 export interface FastLaneOptions {
@@ -34,7 +35,6 @@ export interface FastLaneOptions {
   send: Send;
 }
 
-const CANCELLED = 'notifications/cancelled';
 /** A tool name as a client may send it (the facade's `ItemName`: longer names are unknown anyway). */
 const MAX_NAME = 1024;
 
@@ -62,7 +62,7 @@ interface Request {
 export function fastLane(options: FastLaneOptions): Wrapper<ClassifiedHandler> {
   const { gate, logger, edge, server, send, bridge } = options;
   const tools = options.offers.tools;
-  const inFlight = new Map<Id, LazyAbort>();
+  const requests = new LaneRequests();
   const protocolVersion = edge.revision;
   // eslint-disable-next-line @typescript-eslint/unbound-method -- an era edge is a plain object of functions
   const { answer, notFoundCode } = edge;
@@ -100,12 +100,12 @@ export function fastLane(options: FastLaneOptions): Wrapper<ClassifiedHandler> {
     }
     outcome.then(
       (result) => {
-        if (inFlight.get(id) === controller) inFlight.delete(id);
+        requests.end(id, controller);
         if (controller.aborted) return;
         void send({ result: answer(result), jsonrpc: '2.0', id }).catch((err: unknown) => logger.debug({ err: String(err) }, 'answer not sent'));
       },
       (err: unknown) => {
-        if (inFlight.get(id) === controller) inFlight.delete(id);
+        requests.end(id, controller);
         if (controller.aborted) return;
         const failure = failureAnswer(logger, method, err, by, { uri, notFoundCode });
         void send(errorAnswer(id, failure.code, failure.message, failure.data) as JSONRPCMessage).catch((e: unknown) =>
@@ -117,8 +117,7 @@ export function fastLane(options: FastLaneOptions): Wrapper<ClassifiedHandler> {
 
   const read = (request: Request, uri: string, extra: MessageExtraInfo | undefined) => {
     const { id } = request;
-    const controller = new LazyAbort(); // a cache hit never makes its AbortController
-    inFlight.set(id, controller);
+    const controller = requests.start(id); // a cache hit never makes its AbortController
     const by = who(extra);
     const relay = relayOf(by);
     const run = (): Promise<Record<string, unknown>> => gate.read(by, uri, controller, relay);
@@ -129,8 +128,7 @@ export function fastLane(options: FastLaneOptions): Wrapper<ClassifiedHandler> {
 
   const call = (request: Request, params: Record<string, unknown> & { name: string }, extra: MessageExtraInfo | undefined) => {
     const { id } = request;
-    const controller = new LazyAbort();
-    inFlight.set(id, controller);
+    const controller = requests.start(id);
     const by = who(extra);
     const signal = controller;
     const relay = relayOf(by);
@@ -166,24 +164,12 @@ export function fastLane(options: FastLaneOptions): Wrapper<ClassifiedHandler> {
           }
         }
       }
-    } else if (kind === 'notification' && inFlight.size > 0 && (message as { method: string }).method === CANCELLED) {
-      const id = (message as { params?: { requestId?: unknown } }).params?.requestId;
-      const controller = typeof id === 'string' || typeof id === 'number' ? inFlight.get(id) : undefined;
-      if (controller) {
-        inFlight.delete(id as Id);
-        controller.abort((message as { params?: { reason?: unknown } }).params?.reason);
-      }
+    } else if (kind === 'notification') {
+      requests.cancel(message);
     }
     next(message, kind, extra);
   };
 }
 
-/** The signal of a lane caller's bridge downstream: never read for a caller that can be asked nothing (see `relayOf`). */
-const NEVER_ABORTED = new AbortController().signal;
-
 /** The request context `callerLogMeta` reads nothing of in 2025-11-25. */
 const NO_CONTEXT = { mcpReq: {} } as Parameters<typeof callerLogMeta>[1];
-
-function isPlainObject(value: unknown): value is Record<string, unknown> {
-  return typeof value === 'object' && value !== null && !Array.isArray(value);
-}

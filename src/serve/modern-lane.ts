@@ -2,7 +2,8 @@
 import type { JSONRPCMessage, Server } from '@modelcontextprotocol/server';
 import type { AccessGate } from '../access/gate.js';
 import type { Caller } from '../caller.js';
-import { LazyAbort } from '../cancel.js';
+import type { LazyAbort } from '../cancel.js';
+import { isPlainObject, LaneRequests, NEVER_ABORTED } from './lane-requests.js';
 import { errorAnswer, JsonRpc } from '../errors.js';
 import type { EraEdge } from '../eras/era.js';
 import type { InputBridge } from '../eras/input-bridge.js';
@@ -29,7 +30,6 @@ export interface ModernLaneOptions {
   send: Send;
 }
 
-const CANCELLED = 'notifications/cancelled';
 const READ = 'resources/read';
 
 type Id = string | number;
@@ -61,7 +61,7 @@ export function modernLane(options: ModernLaneOptions): Wrapper<ClassifiedHandle
   const { gate, logger, edge, server, send, bridge, caller } = options;
   const wire = modernWire(server);
   if (!wire) return undefined;
-  const inFlight = new Map<Id, LazyAbort>();
+  const requests = new LaneRequests();
   const protocolVersion = edge.revision;
   // eslint-disable-next-line @typescript-eslint/unbound-method -- an era edge is a plain object of functions
   const { answer, notFoundCode } = edge;
@@ -74,7 +74,7 @@ export function modernLane(options: ModernLaneOptions): Wrapper<ClassifiedHandle
     sendAnswer(errorAnswer(id, wire.errorCode(code), typeof e.message === 'string' ? e.message : 'Internal error', e.data));
   };
   const done = (id: Id, controller: LazyAbort): boolean => {
-    if (inFlight.get(id) === controller) inFlight.delete(id);
+    requests.end(id, controller);
     return controller.aborted;
   };
   const encodeAndSend = (id: Id, result: Record<string, unknown>) => {
@@ -90,8 +90,7 @@ export function modernLane(options: ModernLaneOptions): Wrapper<ClassifiedHandle
 
   const read = (request: Request, uri: string, envelope: Record<string, unknown>, relay: CallRelay | undefined) => {
     const { id } = request;
-    const controller = new LazyAbort();
-    inFlight.set(id, controller);
+    const controller = requests.start(id);
     const run = (): Promise<Record<string, unknown>> => gate.read(caller, uri, controller, relay);
     let outcome: Promise<Record<string, unknown>>;
     try {
@@ -143,21 +142,9 @@ export function modernLane(options: ModernLaneOptions): Wrapper<ClassifiedHandle
           pinned = true;
         }
       }
-    } else if (kind === 'notification' && inFlight.size > 0 && (message as { method: string }).method === CANCELLED) {
-      const id = (message as { params?: { requestId?: unknown } }).params?.requestId;
-      const controller = typeof id === 'string' || typeof id === 'number' ? inFlight.get(id) : undefined;
-      if (controller) {
-        inFlight.delete(id as Id);
-        controller.abort((message as { params?: { reason?: unknown } }).params?.reason);
-      }
+    } else if (kind === 'notification') {
+      requests.cancel(message);
     }
     next(message, kind, extra);
   };
-}
-
-/** The signal of a lane caller's bridge downstream: a modern downstream's is read only to ask a 2025 client, which a lane caller never is. */
-const NEVER_ABORTED = new AbortController().signal;
-
-function isPlainObject(value: unknown): value is Record<string, unknown> {
-  return typeof value === 'object' && value !== null && !Array.isArray(value);
 }

@@ -2,29 +2,13 @@
 import { describe, expect, it } from 'vitest';
 import { Server } from '@modelcontextprotocol/sdk/server/index.js';
 import { CallToolRequestSchema, ListToolsRequestSchema } from '@modelcontextprotocol/sdk/types.js';
-import { createUpstreamServer } from '../helpers/upstream-server.mjs';
+import { resourcesUpstream } from '../helpers/lane-upstream.js';
 import { startHarness } from '../helpers/harness.js';
 import { memoryAudit } from '../helpers/memory-audit.js';
 import { counter } from '../helpers/gate.js';
 import { RawClient } from '../helpers/raw-client.js';
 import { testEndpoint } from '../helpers/http-endpoint.js';
 import { legacyInputUpstream, newInputLog } from '../helpers/input-upstreams.js';
-
-/** An upstream with resources (`x://<n>`; `x://slow` never answers; `x://boom` fails) and tools (`echo`, `fails`, `broken`). */
-function resourcesUpstream(onCancelled?: () => void, onSlow?: () => void): Server {
-  return createUpstreamServer({
-    resources: [{ uri: 'x://1', name: 'one' }],
-    read: (uri, signal) => {
-      if (uri === 'x://slow') {
-        onSlow?.();
-        return new Promise(() => signal.addEventListener('abort', () => onCancelled?.()));
-      }
-      if (uri === 'x://boom') throw new Error('boom');
-      if (uri.startsWith('x://')) return { contents: [{ uri, text: `text of ${uri}` }] };
-      throw Object.assign(new Error('Resource not found'), { code: -32002 });
-    },
-  }).server;
-}
 
 function toolsUpstream(): Server {
   const server = new Server({ name: 'tools', version: '1.0.0' }, { capabilities: { tools: {} } });

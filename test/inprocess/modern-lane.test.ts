@@ -1,28 +1,12 @@
 // The edge fast lane of 2026-07-28 stdio connections (beside SDK v2's serveStdio): the same answers, audit records and cancellations as the SDK path, request by request.
 import { afterEach, describe, expect, it, vi } from 'vitest';
 import { Server as SdkServer } from '@modelcontextprotocol/server';
-import { createUpstreamServer } from '../helpers/upstream-server.mjs';
+import { resourcesUpstream } from '../helpers/lane-upstream.js';
 import { startHarness } from '../helpers/harness.js';
 import { memoryAudit } from '../helpers/memory-audit.js';
 import { counter } from '../helpers/gate.js';
 import { RawClient } from '../helpers/raw-client.js';
 import { CLIENT_INFO, modernEnvelope, V2026 } from '../helpers/rpc-messages.js';
-
-/** An upstream with resources (`x://<n>`; `x://slow` never answers; `x://boom` fails). */
-function resourcesUpstream(onCancelled?: () => void, onSlow?: () => void) {
-  return createUpstreamServer({
-    resources: [{ uri: 'x://1', name: 'one' }],
-    read: (uri, signal) => {
-      if (uri === 'x://slow') {
-        onSlow?.();
-        return new Promise(() => signal.addEventListener('abort', () => onCancelled?.()));
-      }
-      if (uri === 'x://boom') throw new Error('boom');
-      if (uri.startsWith('x://')) return { contents: [{ uri, text: `text of ${uri}` }] };
-      throw Object.assign(new Error('Resource not found'), { code: -32002 });
-    },
-  }).server;
-}
 
 const POLICY = { default: 'allow', rules: [{ id: 'no-secret', effect: 'deny', resources: ['a+x://secret*'] }] };
 
