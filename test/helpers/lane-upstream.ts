@@ -1,4 +1,6 @@
 // The upstream the fast-lane tests of both eras read from: `x://<n>` resources, one that never answers and one that fails.
+import { counter } from './gate.js';
+import { startHarness, type Harness } from './harness.js';
 import { createUpstreamServer } from './upstream-server.mjs';
 
 /**
@@ -18,4 +20,25 @@ export function resourcesUpstream(onCancelled?: () => void, onSlow?: () => void)
       throw Object.assign(new Error('Resource not found'), { code: -32002 });
     },
   }).server;
+}
+
+/**
+ * A harness whose upstream `a` serves {@link resourcesUpstream} uncached, with counters of the slow
+ * reads started and of those cancelled upstream: the lanes' cancellation tests, lane on or off.
+ */
+export async function slowReadHarness(fastLane: boolean): Promise<{ h: Harness; slow: ReturnType<typeof counter>; cancelled: ReturnType<typeof counter> }> {
+  const cancelled = counter();
+  const slow = counter();
+  const h = await startHarness({
+    upstreams: {
+      a: () =>
+        resourcesUpstream(
+          () => cancelled.hit(),
+          () => slow.hit(),
+        ),
+    },
+    serverFields: { a: { cache: false } },
+    fastLane,
+  });
+  return { h, slow, cancelled };
 }

@@ -2,10 +2,9 @@
 import { describe, expect, it } from 'vitest';
 import { Server } from '@modelcontextprotocol/sdk/server/index.js';
 import { CallToolRequestSchema, ListToolsRequestSchema } from '@modelcontextprotocol/sdk/types.js';
-import { resourcesUpstream } from '../helpers/lane-upstream.js';
+import { resourcesUpstream, slowReadHarness } from '../helpers/lane-upstream.js';
 import { startHarness } from '../helpers/harness.js';
 import { memoryAudit } from '../helpers/memory-audit.js';
-import { counter } from '../helpers/gate.js';
 import { RawClient } from '../helpers/raw-client.js';
 import { testEndpoint } from '../helpers/http-endpoint.js';
 import { legacyInputUpstream, newInputLog } from '../helpers/input-upstreams.js';
@@ -144,19 +143,8 @@ describe('the edge fast lane (2025-11-25 stdio)', () => {
   });
 
   it('a cancelled read is cancelled upstream and never answered; the connection goes on', async () => {
-    const cancelled = counter();
-    const slow = counter();
-    await using h = await startHarness({
-      upstreams: {
-        a: () =>
-          resourcesUpstream(
-            () => cancelled.hit(),
-            () => slow.hit(),
-          ),
-      },
-      serverFields: { a: { cache: false } },
-      fastLane: true,
-    });
+    const { h: harness, slow, cancelled } = await slowReadHarness(true);
+    await using h = harness;
     await using c = await RawClient.memory((t) => h.proxy.connect(t));
     await c.initialize();
     await c.send({ jsonrpc: '2.0', id: 1, method: 'resources/read', params: { uri: 'a+x://slow' } });

@@ -1,10 +1,9 @@
 // The edge fast lane of 2026-07-28 stdio connections (beside SDK v2's serveStdio): the same answers, audit records and cancellations as the SDK path, request by request.
 import { afterEach, describe, expect, it, vi } from 'vitest';
 import { Server as SdkServer } from '@modelcontextprotocol/server';
-import { resourcesUpstream } from '../helpers/lane-upstream.js';
+import { resourcesUpstream, slowReadHarness } from '../helpers/lane-upstream.js';
 import { startHarness } from '../helpers/harness.js';
 import { memoryAudit } from '../helpers/memory-audit.js';
-import { counter } from '../helpers/gate.js';
 import { RawClient } from '../helpers/raw-client.js';
 import { CLIENT_INFO, modernEnvelope, V2026 } from '../helpers/rpc-messages.js';
 
@@ -142,20 +141,9 @@ describe('the edge fast lane (2026-07-28 stdio)', () => {
 
   it('a cancelled read is cancelled upstream and never answered; the connection goes on', async () => {
     for (const fastLane of [true, false]) {
-      const cancelled = counter();
-      const slow = counter();
       const reads = sdkReads();
-      await using h = await startHarness({
-        upstreams: {
-          a: () =>
-            resourcesUpstream(
-              () => cancelled.hit(),
-              () => slow.hit(),
-            ),
-        },
-        serverFields: { a: { cache: false } },
-        fastLane,
-      });
+      const { h: harness, slow, cancelled } = await slowReadHarness(fastLane);
+      await using h = harness;
       await using c = await RawClient.memory((t) => h.proxy.connect(t));
       // The first read makes serveStdio's instance, the second pins the connection (both on the SDK); the lane takes the rest.
       for (const id of [0, 'pin'])
