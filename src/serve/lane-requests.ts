@@ -7,7 +7,7 @@ type Id = string | number;
 const CANCELLED = 'notifications/cancelled';
 
 /** The signal of a lane caller's bridge downstream: never read for a caller that can be asked nothing. */
-export const NEVER_ABORTED = new AbortController().signal;
+export const NEVER_ABORTED: AbortSignal = new AbortController().signal;
 
 /** A JSON object (not null, not an array): the shape the lanes take params and arguments in. */
 export function isPlainObject(value: unknown): value is Record<string, unknown> {
