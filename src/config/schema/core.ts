@@ -25,7 +25,11 @@ export const ListSchema = z.strictObject({
 export const CacheSchema = z.strictObject({
   /** Set to false to turn the read cache off for every upstream. Default: true. */
   enabled: z.boolean().default(true),
-  /** Bound on the total size of cached contents (text characters + base64 blob characters). Default: 64 MiB. */
+  /**
+   * Bound on the total size of cached contents (text characters + base64 blob characters). An entry
+   * once served also keeps the JSON text of its answer (written once, spliced into every hit), so the
+   * memory the cache holds is up to about twice this. Default: 64 MiB.
+   */
   maxBytes: positiveInt().default(64 * 1024 * 1024),
   /**
    * How long a finished read may be served again without asking its upstream, in milliseconds.
