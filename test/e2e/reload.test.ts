@@ -270,6 +270,9 @@ describe('servers edits', () => {
       await proxy.client.readResource({ uri: 'drop+fixture://res/0' });
       await proxy.client.subscribeResource({ uri: 'drop+fixture://res/0' });
       await proxy.client.readResource({ uri: 'keep+fixture://res/0' });
+      // A read of each upstream waits for it to be up, so each has written its start line (the proxy
+      // answers initialize before every upstream's process has started).
+      await proxy.client.readResource({ uri: 'change+fixture://res/0' });
       let listChanged = 0;
       const heard = new Promise<void>((resolve) =>
         proxy.client.setNotificationHandler(ResourceListChangedNotificationSchema, () => {
