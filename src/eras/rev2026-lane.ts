@@ -7,6 +7,7 @@ import {
   type Server,
 } from '@modelcontextprotocol/server';
 import { Revisions } from '../protocol.js';
+import { isPlainObject } from '../wire/envelope.js';
 import { answersInput } from './input-bridge.js';
 
 /** The SDK 2.x codec functions the lane calls (TypeScript-private, present at run time; pinned by a test). */
@@ -105,8 +106,4 @@ function keyCount(value: Record<string, unknown>): number {
   let n = 0;
   for (const _ in value) n++;
   return n;
-}
-
-function isPlainObject(value: unknown): value is Record<string, unknown> {
-  return typeof value === 'object' && value !== null && !Array.isArray(value);
 }

@@ -3,6 +3,7 @@ import { withFields } from '../copy.js';
 import { errorAnswer, JsonRpc } from '../errors.js';
 import type { JSONRPCMessage } from '@modelcontextprotocol/server';
 import type { ClassifiedHandler, Send, Wrapper } from '../wire/compose.js';
+import { isPlainObject } from '../wire/envelope.js';
 import { attachedHint } from '../federation/cache-hint.js';
 import { Revisions } from '../protocol.js';
 import { MODERN, type EraEdge } from './era.js';
@@ -57,7 +58,7 @@ function metaNotObject(send: Send): Wrapper<ClassifiedHandler> {
     if (kind === 'request') {
       const { id, params } = message as { id: string | number; params?: unknown };
       const meta = typeof params === 'object' && params !== null ? (params as { _meta?: unknown })._meta : undefined;
-      if (meta !== undefined && (typeof meta !== 'object' || meta === null || Array.isArray(meta))) {
+      if (meta !== undefined && !isPlainObject(meta)) {
         void send(errorAnswer(id, JsonRpc.INVALID_PARAMS, 'Invalid params: _meta: expected an object') as JSONRPCMessage).catch(() => undefined);
         return;
       }

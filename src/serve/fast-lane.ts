@@ -15,7 +15,8 @@ import { failureAnswer } from './request-failure.js';
 import { callerOf } from './request-caller.js';
 import type { CallRelay } from '../federation/relay.js';
 import type { LazyAbort } from '../cancel.js';
-import { isPlainObject, LaneRequests, NEVER_ABORTED } from './lane-requests.js';
+import { LaneRequests, NEVER_ABORTED } from './lane-requests.js';
+import { isPlainObject } from '../wire/envelope.js';
 
 /** What the fast lane of one connection needs: the facade's parts, the Server it runs beside, and the connection's outbound. */
 export interface FastLaneOptions {

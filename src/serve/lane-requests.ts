@@ -9,11 +9,6 @@ const CANCELLED = 'notifications/cancelled';
 /** The signal of a lane caller's bridge downstream: never read for a caller that can be asked nothing. */
 export const NEVER_ABORTED: AbortSignal = new AbortController().signal;
 
-/** A JSON object (not null, not an array): the shape the lanes take params and arguments in. */
-export function isPlainObject(value: unknown): value is Record<string, unknown> {
-  return typeof value === 'object' && value !== null && !Array.isArray(value);
-}
-
 /**
  * The requests one lane has in flight. {@link start} gives each its cancellation; {@link end} forgets
  * it once answered (only if it is still the one under that id); {@link cancel} applies a client's

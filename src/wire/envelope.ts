@@ -18,7 +18,8 @@ const REQUEST: Envelope = Object.freeze({ kind: 'request' });
 const NOTIFICATION: Envelope = Object.freeze({ kind: 'notification' });
 const RESPONSE: Envelope = Object.freeze({ kind: 'response' });
 
-const isPlainObject = (v: unknown): v is Record<string, unknown> => typeof v === 'object' && v !== null && !Array.isArray(v);
+/** A JSON object: not null, not an array. */
+export const isPlainObject = (v: unknown): v is Record<string, unknown> => typeof v === 'object' && v !== null && !Array.isArray(v);
 
 /** A valid id: a string, or an integer (JSON-RPC discourages fractions; MCP forbids null). */
 const isValidId = (v: unknown): v is string | number => typeof v === 'string' || (typeof v === 'number' && Number.isSafeInteger(v));
