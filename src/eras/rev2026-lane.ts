@@ -1,4 +1,4 @@
-// What the 2026-07-28 edge fast lane borrows from the SDK's Server: its wire codec (envelope check, result encoding, error codes) and its input-required seam, reached once per connection.
+// What the 2026-07-28 edge fast lane borrows from the SDK's Server: its wire codec (envelope check, result encoding, error codes), its input-required seam and its Protocol's entry, reached once per connection.
 import {
   CLIENT_CAPABILITIES_META_KEY,
   CLIENT_INFO_META_KEY,
@@ -7,6 +7,8 @@ import {
   type Server,
 } from '@modelcontextprotocol/server';
 import { Revisions } from '../protocol.js';
+import type { ClassifiedHandler, MessageKind } from '../wire/compose.js';
+import { protocolEntry } from '../wire/dispatch.js';
 import { isPlainObject } from '../wire/envelope.js';
 import { answersInput } from './input-bridge.js';
 
@@ -44,6 +46,33 @@ export interface ModernWire {
    * a thrown `-32042` becomes the era's internal error; anything else comes out as it went in.
    */
   seam(method: string, outcome: () => unknown, envelope: Record<string, unknown>): Promise<Record<string, unknown>>;
+  /**
+   * Whether a request pins a stdio connection to the modern instance when serveStdio's entry reaches
+   * it: any method but `server/discover`, its params carrying a valid 2026-07-28 envelope claim (this
+   * revision, accepted by the SDK's own `checkInboundEnvelope`), which the opening exchange classifies
+   * as modern.
+   */
+  pins(method: string, params: unknown): boolean;
+  /**
+   * The Server's Protocol entry (`_onrequest`, `_onnotification`), once the Server is connected; else
+   * undefined. On a connection serveStdio has pinned to this Server, a message its entry does not
+   * serve itself ({@link servedAtEntry}) goes on to exactly this, with no `extra`: delivering it here
+   * skips the entry's queue and its classifications, and changes nothing else.
+   */
+  connectedEntry(): ClassifiedHandler | undefined;
+}
+
+/**
+ * Whether SDK v2's `serveStdio` entry serves `message` itself on a connection pinned to a modern
+ * instance, rather than pass it on to the instance's Protocol: an `initialize` (it answers a 2025
+ * handshake with its rejection), a `subscriptions/listen` (its listen router), a
+ * `notifications/cancelled` (it may end a listen), and any response.
+ */
+export function servedAtEntry(message: object, kind: MessageKind): boolean {
+  const { method } = message as { method?: unknown };
+  if (kind === 'request') return method === 'initialize' || method === 'subscriptions/listen';
+  if (kind === 'notification') return method === 'notifications/cancelled';
+  return true;
 }
 
 /** How many accepted `clientInfo` pairs are remembered (a client sends one; the bound keeps a hostile one from growing it). */
@@ -88,8 +117,21 @@ export function modernWire(server: Server): ModernWire | undefined {
     accepted.add(key);
     return caps;
   };
+  let entry: ClassifiedHandler;
+  try {
+    entry = protocolEntry(server);
+  } catch {
+    return undefined; // the SDK moved its Protocol's entry points: no lane
+  }
+  const transportOf = server as unknown as { transport?: unknown };
   return {
     plainRead,
+    pins: (method, params) => {
+      if (method === 'server/discover') return false;
+      const meta = isPlainObject(params) ? params._meta : undefined;
+      return isPlainObject(meta) && meta[PROTOCOL_VERSION_META_KEY] === Revisions.modern && checked.checkInboundEnvelope({ envelope: meta }) === undefined;
+    },
+    connectedEntry: () => (transportOf.transport === undefined ? undefined : entry),
     encode: (method, result) => checked.encodeResult(method, result, internals._outboundServerInfo()),
     errorCode: (code) => checked.encodeErrorCode(code),
     seam: (method, outcome, envelope) =>

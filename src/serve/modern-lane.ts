@@ -1,4 +1,4 @@
-// The edge fast lane of a 2026-07-28 stdio connection: a plain `resources/read` goes from the classified message to the gate and back to the wire, past SDK v2's serveStdio entry and Protocol; everything else goes on to them.
+// The edge fast lane of a 2026-07-28 stdio connection: a plain `resources/read` goes from the classified message to the gate and back to the wire, past SDK v2's serveStdio entry and Protocol; once pinned, every other message its entry would only pass on goes straight to the Protocol.
 import type { JSONRPCMessage, Server } from '@modelcontextprotocol/server';
 import type { AccessGate } from '../access/gate.js';
 import type { Caller } from '../caller.js';
@@ -8,7 +8,7 @@ import { isPlainObject } from '../wire/envelope.js';
 import { errorAnswer, JsonRpc } from '../errors.js';
 import type { EraEdge } from '../eras/era.js';
 import type { InputBridge } from '../eras/input-bridge.js';
-import { isInputRequired, modernWire } from '../eras/rev2026-lane.js';
+import { isInputRequired, modernWire, servedAtEntry } from '../eras/rev2026-lane.js';
 import type { CallRelay } from '../federation/relay.js';
 import type { Logger } from '../logger.js';
 import { traceDownstream, tracing } from '../observe/tracing.js';
@@ -56,6 +56,12 @@ interface Request {
  * `encodeErrorCode`. A `notifications/cancelled` aborts a lane request and its answer is never sent;
  * it goes on to the SDK too.
  *
+ * Once pinned, every other message that serveStdio's entry would only pass on to the pinned Server
+ * (all but `initialize`, `subscriptions/listen`, `notifications/cancelled` and responses: see
+ * `servedAtEntry`) is handed to the Server's Protocol entry directly, as `installDispatch` does for a
+ * 2025 connection: the message is classified once, at the edge, not again by the entry's queue, its
+ * channel and the Protocol's `onmessage`.
+ *
  * `MCP_FEDERATE_SDK_REQUESTS=1` (read by the caller) leaves the lane out.
  */
 export function modernLane(options: ModernLaneOptions): Wrapper<ClassifiedHandler> | undefined {
@@ -66,7 +72,11 @@ export function modernLane(options: ModernLaneOptions): Wrapper<ClassifiedHandle
   const protocolVersion = edge.revision;
   // eslint-disable-next-line @typescript-eslint/unbound-method -- an era edge is a plain object of functions
   const { answer, notFoundCode } = edge;
-  /** Set once a request the lane could take has gone to the SDK: serveStdio has pinned the connection by the time it reaches any later message. */
+  /**
+   * Set once a request with a valid modern envelope claim (not `server/discover`) has gone to the SDK:
+   * serveStdio pins the connection to this Server on it, and its queue is in order, so the pin holds
+   * for every later message, whichever way it goes.
+   */
   let pinned = false;
   const sendAnswer = (message: JSONRPCMessage) => void send(message).catch((err: unknown) => logger.debug({ err: String(err) }, 'answer not sent'));
   const sdkError = (id: Id, err: unknown) => {
@@ -141,11 +151,19 @@ export function modernLane(options: ModernLaneOptions): Wrapper<ClassifiedHandle
             return read(request, params.uri as string, params._meta as Record<string, unknown>, relay);
           }
           pinned = true;
+          return next(message, kind, extra);
         }
+      }
+      if (!pinned) {
+        pinned = wire.pins(request.method, params);
+        return next(message, kind, extra);
       }
     } else if (kind === 'notification') {
       requests.cancel(message);
     }
+    // Pinned: what serveStdio's entry would only pass on goes straight to the Server's Protocol, classified once.
+    const entry = pinned && !servedAtEntry(message, kind) ? wire.connectedEntry() : undefined;
+    if (entry) return entry(message, kind, undefined);
     next(message, kind, extra);
   };
 }

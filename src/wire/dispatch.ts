@@ -43,7 +43,7 @@ export function deliverTo(tail: GuardedTail): ClassifiedHandler {
 }
 
 /** The Protocol's own entry points for a classified message (throws when the SDK lacks them). */
-function protocolEntry(protocol: object): ClassifiedHandler {
+export function protocolEntry(protocol: object): ClassifiedHandler {
   const p = protocol as unknown as Partial<ProtocolInternals>;
   if (typeof p._onrequest !== 'function' || typeof p._onresponse !== 'function' || typeof p._onnotification !== 'function') {
     throw new Error('the SDK Protocol lacks _onrequest/_onresponse/_onnotification: dispatch cannot be installed');

@@ -1,4 +1,6 @@
-// The upstream the fast-lane tests of both eras read from: `x://<n>` resources, one that never answers and one that fails.
+// The upstreams the fast-lane tests of both eras use: `x://<n>` resources (one that never answers, one that fails) and three tools.
+import { Server } from '@modelcontextprotocol/sdk/server/index.js';
+import { CallToolRequestSchema, ListToolsRequestSchema } from '@modelcontextprotocol/sdk/types.js';
 import { counter } from './gate.js';
 import { startHarness, type Harness } from './harness.js';
 import { createUpstreamServer } from './upstream-server.mjs';
@@ -41,4 +43,24 @@ export async function slowReadHarness(fastLane: boolean): Promise<{ h: Harness; 
     fastLane,
   });
   return { h, slow, cancelled };
+}
+
+/** An upstream with tools `echo` (its arguments as text, and a resource link), `fails` (`isError`) and `secret`. */
+export function toolsUpstream(): Server {
+  const server = new Server({ name: 'tools', version: '1.0.0' }, { capabilities: { tools: {} } });
+  server.setRequestHandler(ListToolsRequestSchema, () => ({
+    tools: ['echo', 'fails', 'secret'].map((name) => ({ name, inputSchema: { type: 'object' as const } })),
+  }));
+  server.setRequestHandler(CallToolRequestSchema, (req) => {
+    if (req.params.name === 'fails') return { content: [{ type: 'text' as const, text: 'it failed' }], isError: true };
+    if (req.params.name === 'echo')
+      return {
+        content: [
+          { type: 'text' as const, text: JSON.stringify(req.params.arguments ?? null) },
+          { type: 'resource_link' as const, uri: 'x://1', name: 'one' },
+        ],
+      };
+    throw new Error(`no tool ${req.params.name}`);
+  });
+  return server;
 }

@@ -1,32 +1,11 @@
 // The edge fast lane of 2025-11-25 connections (stdio and HTTP sessions): the same answers, audit records and cancellations as the SDK path, request by request.
 import { describe, expect, it } from 'vitest';
-import { Server } from '@modelcontextprotocol/sdk/server/index.js';
-import { CallToolRequestSchema, ListToolsRequestSchema } from '@modelcontextprotocol/sdk/types.js';
-import { resourcesUpstream, slowReadHarness } from '../helpers/lane-upstream.js';
+import { resourcesUpstream, slowReadHarness, toolsUpstream } from '../helpers/lane-upstream.js';
 import { startHarness } from '../helpers/harness.js';
 import { memoryAudit } from '../helpers/memory-audit.js';
 import { RawClient } from '../helpers/raw-client.js';
 import { testEndpoint } from '../helpers/http-endpoint.js';
 import { legacyInputUpstream, newInputLog } from '../helpers/input-upstreams.js';
-
-function toolsUpstream(): Server {
-  const server = new Server({ name: 'tools', version: '1.0.0' }, { capabilities: { tools: {} } });
-  server.setRequestHandler(ListToolsRequestSchema, () => ({
-    tools: ['echo', 'fails', 'secret'].map((name) => ({ name, inputSchema: { type: 'object' as const } })),
-  }));
-  server.setRequestHandler(CallToolRequestSchema, (req) => {
-    if (req.params.name === 'fails') return { content: [{ type: 'text' as const, text: 'it failed' }], isError: true };
-    if (req.params.name === 'echo')
-      return {
-        content: [
-          { type: 'text' as const, text: JSON.stringify(req.params.arguments ?? null) },
-          { type: 'resource_link' as const, uri: 'x://1', name: 'one' },
-        ],
-      };
-    throw new Error(`no tool ${req.params.name}`);
-  });
-  return server;
-}
 
 const POLICY = {
   default: 'allow',

@@ -1,7 +1,7 @@
-// The edge fast lane of 2026-07-28 stdio connections (beside SDK v2's serveStdio): the same answers, audit records and cancellations as the SDK path, request by request.
+// The edge fast lane of 2026-07-28 stdio connections (beside SDK v2's serveStdio): the same answers, audit records and cancellations as the SDK path, request by request, and every message classified once.
 import { afterEach, describe, expect, it, vi } from 'vitest';
 import { Server as SdkServer } from '@modelcontextprotocol/server';
-import { resourcesUpstream, slowReadHarness } from '../helpers/lane-upstream.js';
+import { resourcesUpstream, slowReadHarness, toolsUpstream } from '../helpers/lane-upstream.js';
 import { startHarness } from '../helpers/harness.js';
 import { memoryAudit } from '../helpers/memory-audit.js';
 import { RawClient } from '../helpers/raw-client.js';
@@ -57,6 +57,84 @@ function sdkReads(): { count: () => number } {
     return original.call(this, message, extra);
   });
   return { count: () => n };
+}
+
+/** The methods of the messages serveStdio's entry passed on to its instance (its channel's `deliver`), in order. */
+interface Channel {
+  deliver?: (m: { method?: string }, e?: unknown) => void;
+}
+function channelDeliveries(): string[] {
+  vi.restoreAllMocks();
+  const proto = SdkServer.prototype as unknown as { connect: (t: Channel) => Promise<void> };
+  const original = proto.connect;
+  const delivered: string[] = [];
+  vi.spyOn(proto, 'connect').mockImplementation(function (this: unknown, transport) {
+    const deliver = transport.deliver;
+    if (typeof deliver === 'function') {
+      transport.deliver = function (this: unknown, m, e) {
+        delivered.push(m.method ?? 'response');
+        return deliver.call(this, m, e);
+      };
+    }
+    return original.call(this, transport);
+  });
+  return delivered;
+}
+
+/** Requests (id, method, params) sent once the connection is pinned: none of them a plain read. */
+const AFTER_PIN: [number | string, string, unknown][] = [
+  [1, 'tools/list', { _meta: env }],
+  [2, 'tools/call', { name: 't__echo', arguments: { text: 'hi' }, _meta: env }],
+  [3, 'tools/call', { name: 't__fails', arguments: {}, _meta: env }],
+  [4, 'tools/call', { name: 't__secret', arguments: {}, _meta: env }],
+  [5, 'tools/call', { name: 't__missing', arguments: {}, _meta: env }],
+  [6, 'tools/call', { name: 42, _meta: env }],
+  ['s-7', 'tools/call', { name: 't__echo', arguments: [1], _meta: env }],
+  [8, 'resources/list', { _meta: env }],
+  [9, 'resources/templates/list', { _meta: env }],
+  [10, 'prompts/list', { _meta: env }],
+  [11, 'ping', { _meta: env }],
+  [12, 'no/such/method', { _meta: env }],
+  [13, 'resources/read', { uri: 'a+x://1', _meta: { ...env, progressToken: 'p' } }],
+  [14, 'resources/read', { uri: 'a+x://secret-1', _meta: { ...env, progressToken: 'q' } }],
+  [15, 'tools/list', {}],
+  [16, 'tools/list', { _meta: { ...env, [PV]: '2099-01-01' } }],
+  [17, 'tools/list', { _meta: { ...env, [CC]: 'none' } }],
+  [18, 'server/discover', { _meta: env }],
+  [19, 'initialize', { protocolVersion: '2025-11-25', capabilities: {}, clientInfo: CLIENT_INFO }],
+  [20, 'resources/subscribe', { uri: 'a+x://1', _meta: env }],
+  [21, 'tools/call', { name: 't__echo', _meta: env }],
+];
+
+async function runAfterPin(fastLane: boolean) {
+  const audit = memoryAudit();
+  const delivered = channelDeliveries();
+  await using h = await startHarness({
+    upstreams: { a: () => resourcesUpstream(), t: () => toolsUpstream() },
+    serverFields: { a: { cache: false } },
+    config: { policy: { ...POLICY, rules: [...POLICY.rules, { id: 'no-secret-tool', effect: 'deny', tools: ['t__secret'] }] } },
+    audit,
+    fastLane,
+  });
+  await using c = await RawClient.memory((t) => h.proxy.connect(t));
+  const out: Record<string, unknown> = {};
+  out.discover = await c.request('server/discover', { _meta: env }, 'd');
+  out.pin = await c.request('tools/list', { _meta: env }, 'pin');
+  for (const [id, method, params] of AFTER_PIN) {
+    await c.send({ jsonrpc: '2.0', id, method, params });
+    if (id === 11) {
+      // Notifications between requests: one the Protocol ignores, a cancel of nothing in flight.
+      await c.notify('notifications/roots/list_changed', { _meta: env });
+      await c.notify('notifications/cancelled', { requestId: 'none', _meta: env });
+    }
+    out[String(id)] = await c.answer(id);
+  }
+  for (const [id] of AFTER_PIN) expect(c.answers(id)).toHaveLength(1);
+  const records = audit.entries.map((e) => {
+    const { durationMs: _d, ts: _t, caller, ...rest } = e as unknown as Record<string, unknown> & { caller: Record<string, unknown> };
+    return { ...rest, principal: caller.principal };
+  });
+  return { out, records, delivered: [...delivered] };
 }
 
 afterEach(() => {
@@ -156,5 +234,24 @@ describe('the edge fast lane (2026-07-28 stdio)', () => {
       expect(c.answers(1)).toEqual([]);
       expect(reads.count()).toBe(fastLane ? 2 : 4);
     }
+  });
+
+  it('once a request pins the connection, every message serveStdio would only pass on reaches the Protocol straight from the edge, with the same answers', async () => {
+    const lane = await runAfterPin(true);
+    const sdk = await runAfterPin(false);
+    expect(lane.out).toEqual(sdk.out);
+    expect(lane.records).toEqual(sdk.records);
+    // Without the lane, serveStdio's entry passes every message but the rejected initialize on to its instance.
+    const passed = AFTER_PIN.filter(([, method]) => method !== 'initialize').map(([, method]) => method);
+    passed.splice(passed.indexOf('ping') + 1, 0, 'notifications/roots/list_changed', 'notifications/cancelled');
+    expect(sdk.delivered).toEqual(['server/discover', 'tools/list', ...passed]);
+    // With it, only the opening exchange and what the entry serves itself take that way (a cancel: it may end a listen).
+    expect(lane.delivered).toEqual(['server/discover', 'tools/list', 'notifications/cancelled']);
+    // What the script covers: a 2026 tool answer, a denial that looks like a missing tool, the Protocol's own envelope check.
+    expect(lane.out['2']).toMatchObject({ result: { resultType: 'complete', content: [{ type: 'text', text: '{"text":"hi"}' }, { uri: 't+x://1' }] } });
+    expect(lane.out['4']).toEqual({ jsonrpc: '2.0', id: 4, error: { code: -32602, message: 'Unknown tool: t__secret' } });
+    expect(lane.out['5']).toEqual({ jsonrpc: '2.0', id: 5, error: { code: -32602, message: 'Unknown tool: t__missing' } });
+    expect(lane.out['15']).toMatchObject({ error: { code: -32602, message: expect.stringContaining('_meta envelope') } });
+    expect(lane.out['19']).toMatchObject({ error: {} });
   });
 });
