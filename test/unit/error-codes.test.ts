@@ -2,7 +2,19 @@
 import { readdirSync, readFileSync } from 'node:fs';
 import ts from 'typescript';
 import { describe, expect, it } from 'vitest';
-import { errorAnswer, errorText, ErrorCodes, httpErrorBody, JsonRpc, rateLimited, toJsonRpcError } from '../../src/errors.js';
+import {
+  errorAnswer,
+  errorText,
+  ErrorCodes,
+  httpErrorBody,
+  JsonRpc,
+  JsonRpcError,
+  notFound,
+  ProxyError,
+  rateLimited,
+  toJsonRpcError,
+  unknownItem,
+} from '../../src/errors.js';
 
 const SRC = new URL('../../src/', import.meta.url);
 const ALLOWED = new Set(['errors.ts', 'protocol.ts']);
@@ -60,5 +72,23 @@ describe('JSON-RPC error codes', () => {
       message: 'Rate limit exceeded',
       data: { retryAfterMs: 1500 },
     });
+  });
+
+  it('an expected outcome (missing, denied, rate limited) and an answer capture no stack trace; a failure does, and the limit is given back', () => {
+    const limit = Error.stackTraceLimit;
+    const frames = (e: Error) => (e.stack ?? '').split('\n').filter((line) => line.trimStart().startsWith('at ')).length;
+    for (const quiet of [
+      new ProxyError(ErrorCodes.RESOURCE_NOT_FOUND, 'Resource not found'),
+      unknownItem('tool', 'x'),
+      rateLimited(5),
+      notFound('a+x://1'),
+      new JsonRpcError(JsonRpc.INTERNAL_ERROR, 'Internal error'),
+    ]) {
+      expect(frames(quiet)).toBe(0);
+      expect(quiet.message).not.toBe('');
+    }
+    expect(frames(new ProxyError(ErrorCodes.UPSTREAM_ERROR, 'upstream failed'))).toBeGreaterThan(0);
+    expect(frames(new Error('plain'))).toBeGreaterThan(0);
+    expect(Error.stackTraceLimit).toBe(limit);
   });
 });
