@@ -87,6 +87,9 @@ export const GetPromptResult = z.custom<Record<string, unknown> & { messages: Re
   'invalid prompts/get result',
 );
 
+/** The longest tool or prompt name a client may send (UTF-16 units); a longer one is refused as invalid params. */
+export const MAX_ITEM_NAME = 1024;
+
 /** `_meta` key of a listed tool or prompt holding the name its upstream gave it. */
 export const META_UPSTREAM_NAME = 'mcp-federate/upstreamName';
 

@@ -6,7 +6,7 @@ import {
   type ClientCapabilities,
   type Server,
 } from '@modelcontextprotocol/server';
-import { Revisions } from '../protocol.js';
+import { MAX_ITEM_NAME, Revisions } from '../protocol.js';
 import type { ClassifiedHandler, MessageKind } from '../wire/compose.js';
 import { protocolEntry } from '../wire/dispatch.js';
 import { isPlainObject } from '../wire/envelope.js';
@@ -36,6 +36,12 @@ export interface ModernWire {
    * input), accepted by the SDK's own `checkInboundEnvelope`. Undefined for anything else.
    */
   plainRead(params: Record<string, unknown>): ClientCapabilities | undefined;
+  /**
+   * The same for a `tools/call`: params of exactly `name` (a string of at most {@link MAX_ITEM_NAME}
+   * units), `_meta` (the same envelope as {@link ModernWire.plainRead}'s) and optionally `arguments`
+   * (a plain object), which the facade would pass on, lifted of the envelope, as `{ name, arguments }`.
+   */
+  plainCall(params: Record<string, unknown>): ClientCapabilities | undefined;
   /** The result as the SDK's Protocol answers it (`encodeResult`: `resultType`, cache defaults, `serverInfo` in `_meta`). */
   encode(method: string, result: Record<string, unknown>): Record<string, unknown>;
   /** An error code as the SDK's Protocol answers it (`encodeErrorCode`). */
@@ -101,9 +107,16 @@ export function modernWire(server: Server): ModernWire | undefined {
   // The SDK's envelope check is a pure function of the envelope: for the one shape taken here it
   // depends only on the client's name and version, so an accepted pair is remembered.
   const accepted = new Set<string>();
-  const plainRead = (params: Record<string, unknown>): ClientCapabilities | undefined => {
-    if (typeof params.uri !== 'string' || keyCount(params) !== 2) return undefined;
-    const meta = params._meta;
+  const plainRead = (params: Record<string, unknown>): ClientCapabilities | undefined =>
+    typeof params.uri === 'string' && keyCount(params) === 2 ? plainEnvelope(params._meta) : undefined;
+  const plainCall = (params: Record<string, unknown>): ClientCapabilities | undefined => {
+    const { name, arguments: args } = params;
+    if (typeof name !== 'string' || name.length > MAX_ITEM_NAME) return undefined;
+    if (args === undefined ? keyCount(params) !== 2 : keyCount(params) !== 3 || !isPlainObject(args)) return undefined;
+    return plainEnvelope(params._meta);
+  };
+  /** The capabilities of an envelope of exactly the three required keys, asking for nothing, that the SDK accepts. */
+  const plainEnvelope = (meta: unknown): ClientCapabilities | undefined => {
     if (!isPlainObject(meta) || keyCount(meta) !== 3 || meta[PROTOCOL_VERSION_META_KEY] !== Revisions.modern) return undefined;
     const info = meta[CLIENT_INFO_META_KEY];
     const caps = meta[CLIENT_CAPABILITIES_META_KEY];
@@ -126,6 +139,7 @@ export function modernWire(server: Server): ModernWire | undefined {
   const transportOf = server as unknown as { transport?: unknown };
   return {
     plainRead,
+    plainCall,
     pins: (method, params) => {
       if (method === 'server/discover') return false;
       const meta = isPlainObject(params) ? params._meta : undefined;

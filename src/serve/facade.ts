@@ -28,6 +28,7 @@ import { failureAnswer } from './request-failure.js';
 import { relayedCall } from './relayed-call.js';
 
 import { traceDownstream, tracing } from '../observe/tracing.js';
+import { MAX_ITEM_NAME } from '../protocol.js';
 export type { Era };
 
 /** What the facade needs from the composition root. */
@@ -63,7 +64,7 @@ type Ctx = Pick<BaseContext, 'mcpReq'> & { http?: { authInfo?: AuthInfo } };
 const ListParams = z.looseObject({ cursor: z.string().optional() });
 const UriParams = z.looseObject({ uri: z.string() });
 /** A tool or prompt name as a client may send it (names longer than this are unknown anyway). */
-const ItemName = z.string().max(1024);
+const ItemName = z.string().max(MAX_ITEM_NAME);
 const CallParams = z.looseObject({ name: ItemName, arguments: z.record(z.string(), z.unknown()).optional() });
 const GetParams = z.looseObject({ name: ItemName, arguments: z.record(z.string(), z.string()).optional() });
 const CompleteParamsSchema = z.looseObject({

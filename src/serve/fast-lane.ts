@@ -17,6 +17,7 @@ import type { CallRelay } from '../federation/relay.js';
 import type { LazyAbort } from '../cancel.js';
 import { LaneRequests, NEVER_ABORTED } from './lane-requests.js';
 import { isPlainObject } from '../wire/envelope.js';
+import { MAX_ITEM_NAME } from '../protocol.js';
 
 /** What the fast lane of one connection needs: the facade's parts, the Server it runs beside, and the connection's outbound. */
 export interface FastLaneOptions {
@@ -35,9 +36,6 @@ export interface FastLaneOptions {
   /** The connection's outbound, as the Server's own answers leave (the era's and the connection's wrappers). */
   send: Send;
 }
-
-/** A tool name as a client may send it (the facade's `ItemName`: longer names are unknown anyway). */
-const MAX_NAME = 1024;
 
 type Id = string | number;
 interface Request {
@@ -160,7 +158,7 @@ export function fastLane(options: FastLaneOptions): Wrapper<ClassifiedHandler> {
           if (typeof uri === 'string') return read(request, uri, extra);
         } else if (tools && request.method === 'tools/call') {
           const { name, arguments: args } = params;
-          if (typeof name === 'string' && name.length <= MAX_NAME && (args === undefined || isPlainObject(args))) {
+          if (typeof name === 'string' && name.length <= MAX_ITEM_NAME && (args === undefined || isPlainObject(args))) {
             return call(request, { ...params, name }, extra);
           }
         }

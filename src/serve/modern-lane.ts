@@ -1,4 +1,4 @@
-// The edge fast lane of a 2026-07-28 stdio connection: a plain `resources/read` goes from the classified message to the gate and back to the wire, past SDK v2's serveStdio entry and Protocol; once pinned, every other message its entry would only pass on goes straight to the Protocol.
+// The edge fast lane of a 2026-07-28 stdio connection: a plain `resources/read` or `tools/call` goes from the classified message to the gate and back to the wire, past SDK v2's serveStdio entry and Protocol; once pinned, every other message its entry would only pass on goes straight to the Protocol.
 import type { JSONRPCMessage, Server } from '@modelcontextprotocol/server';
 import type { AccessGate } from '../access/gate.js';
 import type { Caller } from '../caller.js';
@@ -8,16 +8,21 @@ import { isPlainObject } from '../wire/envelope.js';
 import { errorAnswer, JsonRpc } from '../errors.js';
 import type { EraEdge } from '../eras/era.js';
 import type { InputBridge } from '../eras/input-bridge.js';
-import { isInputRequired, modernWire, servedAtEntry } from '../eras/rev2026-lane.js';
+import { isInputRequired, modernWire, servedAtEntry, type ModernWire } from '../eras/rev2026-lane.js';
 import type { CallRelay } from '../federation/relay.js';
 import type { Logger } from '../logger.js';
 import { traceDownstream, tracing } from '../observe/tracing.js';
 import type { ClassifiedHandler, MessageKind, Send, Wrapper } from '../wire/compose.js';
 import { failureAnswer } from './request-failure.js';
+import type { Offers } from './facade.js';
+import { relayedCall } from './relayed-call.js';
+import { callerLogMeta } from '../eras/log-level.js';
 
 /** What the 2026 lane of one stdio connection needs: the facade's parts, the modern Server it runs beside, and the connection's outbound. */
 export interface ModernLaneOptions {
-  gate: Pick<AccessGate, 'read'>;
+  gate: Pick<AccessGate, 'read' | 'callTool'>;
+  /** Which of tools and prompts the session is offered (`tools/call` takes the lane only when tools are). */
+  offers: Offers;
   /** Who the connection acts for (a live view). On stdio the SDK hands its handlers no transport identity, so this is every request's caller. */
   caller: Caller;
   logger: Logger;
@@ -32,6 +37,10 @@ export interface ModernLaneOptions {
 }
 
 const READ = 'resources/read';
+const CALL = 'tools/call';
+
+/** A tool call's result is answered as the upstream gave it (a read's gets its cache fields). */
+const asIs = (result: Record<string, unknown>): Record<string, unknown> => result;
 
 type Id = string | number;
 interface Request {
@@ -42,16 +51,18 @@ interface Request {
 
 /**
  * The 2026-07-28 fast lane, an inbound wrapper in front of serveStdio's entry (`next`). It serves a
- * `resources/read` itself only when the SDK would accept it and answer it from the facade's handler
- * alone: the connection is pinned to the modern instance (the lane lets the first such request go to
+ * `resources/read` or a `tools/call` (when the session is offered tools) itself only when the SDK
+ * would accept it and answer it from the facade's handler alone: the connection is pinned to the modern instance (the lane lets the first such request go to
  * the SDK, which pins it; serveStdio's queue is in order, so every later message meets a pinned
- * connection), the params are exactly `uri` and the envelope, and the envelope is exactly the three
+ * connection), the params are exactly `uri` and the envelope (a call: `name`, the envelope and
+ * optionally plain `arguments`), and the envelope is exactly the three
  * required keys with capabilities that ask for nothing, accepted by the SDK's own `checkInboundEnvelope`
  * (see `eras/rev2026-lane.ts`). A log level, a progress token, `inputResponses`, `requestState`, other
  * params or capabilities: all go to the SDK.
  *
- * The answer is built as the SDK builds it: the same gate call (policy, audit, rate limit, metrics), the
- * era's `answer` (cache fields), then the SDK codec's `encodeResult`; an `input_required` result passes
+ * The answer is built as the SDK builds it: the same gate call (policy, audit, rate limit, metrics; a
+ * call through `relayedCall`, its upstream's messages relayed with the Server's own `notification`),
+ * the era's `answer` for a read (cache fields), then the SDK codec's `encodeResult`; an `input_required` result passes
  * the Server's own seam; a failure is `failureAnswer` with the era's not-found code, through the codec's
  * `encodeErrorCode`. A `notifications/cancelled` aborts a lane request and its answer is never sent;
  * it goes on to the SDK too.
@@ -65,7 +76,8 @@ interface Request {
  * `MCP_FEDERATE_SDK_REQUESTS=1` (read by the caller) leaves the lane out.
  */
 export function modernLane(options: ModernLaneOptions): Wrapper<ClassifiedHandler> | undefined {
-  const { gate, logger, edge, server, send, bridge, caller } = options;
+  const { gate, edge, server, bridge, caller } = options;
+  const tools = options.offers.tools;
   const wire = modernWire(server);
   if (!wire) return undefined;
   const requests = new LaneRequests();
@@ -78,80 +90,72 @@ export function modernLane(options: ModernLaneOptions): Wrapper<ClassifiedHandle
    * for every later message, whichever way it goes.
    */
   let pinned = false;
-  const sendAnswer = (message: JSONRPCMessage) => void send(message).catch((err: unknown) => logger.debug({ err: String(err) }, 'answer not sent'));
-  const sdkError = (id: Id, err: unknown) => {
-    const e = err as { code?: unknown; message?: unknown; data?: unknown };
-    const code = typeof e.code === 'number' && Number.isSafeInteger(e.code) ? e.code : JsonRpc.INTERNAL_ERROR;
-    sendAnswer(errorAnswer(id, wire.errorCode(code), typeof e.message === 'string' ? e.message : 'Internal error', e.data));
-  };
-  const done = (id: Id, controller: LazyAbort): boolean => {
-    requests.end(id, controller);
-    return controller.aborted;
-  };
-  const encodeAndSend = (id: Id, result: Record<string, unknown>) => {
-    let encoded: Record<string, unknown>;
-    try {
-      encoded = wire.encode(READ, result);
-    } catch (err) {
-      server.onerror?.(new Error(`Failed to encode result for ${READ}: ${String(err)}`));
-      return sendAnswer(errorAnswer(id, JsonRpc.INTERNAL_ERROR, 'Internal error'));
-    }
-    sendAnswer({ result: encoded, jsonrpc: '2.0', id });
-  };
+  const settle = laneAnswers(wire, requests, options, notFoundCode);
+  const session = () => caller.session;
 
-  const read = (request: Request, uri: string, envelope: Record<string, unknown>, relay: CallRelay | undefined) => {
-    const { id } = request;
+  const read = (id: Id, uri: string, envelope: Record<string, unknown>, relay: CallRelay | undefined) => {
     const controller = requests.start(id);
     const run = (): Promise<Record<string, unknown>> => gate.read(caller, uri, controller, relay);
-    let outcome: Promise<Record<string, unknown>>;
-    try {
-      outcome = tracing() ? traceDownstream({ method: READ, params: { uri }, id, session: () => caller.session, protocolVersion }, run) : run();
-    } catch (err) {
-      outcome = Promise.reject(err);
-    }
-    outcome.then(
-      (result) => {
-        if (done(id, controller)) return;
-        const answered = answer(result);
-        if (!isInputRequired(answered)) return encodeAndSend(id, answered);
-        // The SDK's handler wrapper checks an input_required answer against the request's capabilities.
-        void through(id, controller, () => answered, envelope);
-      },
-      (err: unknown) => {
-        if (done(id, controller)) return;
-        const failure = failureAnswer(logger, READ, err, caller, { uri, notFoundCode });
-        // The SDK's handler wrapper sees the facade's error first (it rewrites one that is not of this era).
-        void through(id, controller, () => Promise.reject(failure), envelope);
-      },
+    settle(
+      READ,
+      id,
+      controller,
+      uri,
+      envelope,
+      () => (tracing() ? traceDownstream({ method: READ, params: { uri }, id, session, protocolVersion }, run) : run()),
+      answer,
     );
   };
-  /** An outcome through the Server's input-required seam, then answered as the Protocol answers it. */
-  const through = (id: Id, controller: LazyAbort, outcome: () => unknown, envelope: Record<string, unknown>) =>
-    wire.seam(READ, outcome, envelope).then(
-      (checked) => (controller.aborted ? undefined : encodeAndSend(id, checked)),
-      (err: unknown) => (controller.aborted ? undefined : sdkError(id, err)),
+
+  const call = (id: Id, params: Record<string, unknown> & { name: string }, envelope: Record<string, unknown>, relay: CallRelay | undefined) => {
+    const controller = requests.start(id);
+    const run = (): Promise<Record<string, unknown>> =>
+      relayedCall(
+        {
+          signal: controller,
+          principal: caller.principal,
+          progressToken: undefined,
+          notify: (notification) => server.notification(notification, { relatedRequestId: id }),
+          relay,
+          meta: callerLogMeta(edge.era, { mcpReq: { envelope } } as Parameters<typeof callerLogMeta>[1]),
+        },
+        (context) => gate.callTool(caller, params, context),
+      );
+    settle(
+      CALL,
+      id,
+      controller,
+      undefined,
+      envelope,
+      () => (tracing() ? traceDownstream({ method: CALL, params, id, session, protocolVersion }, run) : run()),
+      asIs,
     );
+  };
 
   return (next) => (message: JSONRPCMessage, kind: MessageKind, extra) => {
     if (kind === 'request') {
       const request = message as Request;
       const params = request.params;
-      if (request.method === READ && isPlainObject(params)) {
-        const caps = wire.plainRead(params);
+      const method = request.method;
+      if ((method === READ || (method === CALL && tools)) && isPlainObject(params)) {
+        const caps = method === READ ? wire.plainRead(params) : wire.plainCall(params);
         if (caps !== undefined) {
-          if (pinned) {
-            const relay = bridge?.relayFor({
-              era: edge.era,
-              caller,
-              capabilities: caps,
-              signal: NEVER_ABORTED,
-              inputResponses: undefined,
-              requestState: undefined,
-            });
-            return read(request, params.uri as string, params._meta as Record<string, unknown>, relay);
+          if (!pinned) {
+            pinned = true;
+            return next(message, kind, extra);
           }
-          pinned = true;
-          return next(message, kind, extra);
+          const relay = bridge?.relayFor({
+            era: edge.era,
+            caller,
+            capabilities: caps,
+            signal: NEVER_ABORTED,
+            inputResponses: undefined,
+            requestState: undefined,
+          });
+          const envelope = params._meta as Record<string, unknown>;
+          if (method === READ) return read(request.id, params.uri as string, envelope, relay);
+          const args = params.arguments;
+          return call(request.id, args === undefined ? { name: params.name as string } : { name: params.name as string, arguments: args }, envelope, relay);
         }
       }
       if (!pinned) {
@@ -166,4 +170,71 @@ export function modernLane(options: ModernLaneOptions): Wrapper<ClassifiedHandle
     if (entry) return entry(message, kind, undefined);
     next(message, kind, extra);
   };
+}
+
+/** The answering half of a {@link modernLane}: `settle` answers one lane request from its outcome, as the facade's handler and the SDK would. */
+function laneAnswers(wire: ModernWire, requests: LaneRequests, options: ModernLaneOptions, notFoundCode: number) {
+  const { server, send, logger, caller } = options;
+  const sendAnswer = (message: JSONRPCMessage) => void send(message).catch((err: unknown) => logger.debug({ err: String(err) }, 'answer not sent'));
+  const sdkError = (id: Id, err: unknown) => {
+    const e = err as { code?: unknown; message?: unknown; data?: unknown };
+    const code = typeof e.code === 'number' && Number.isSafeInteger(e.code) ? e.code : JsonRpc.INTERNAL_ERROR;
+    sendAnswer(errorAnswer(id, wire.errorCode(code), typeof e.message === 'string' ? e.message : 'Internal error', e.data));
+  };
+  const done = (id: Id, controller: LazyAbort): boolean => {
+    requests.end(id, controller);
+    return controller.aborted;
+  };
+  const encodeAndSend = (method: string, id: Id, result: Record<string, unknown>) => {
+    let encoded: Record<string, unknown>;
+    try {
+      encoded = wire.encode(method, result);
+    } catch (err) {
+      server.onerror?.(new Error(`Failed to encode result for ${method}: ${String(err)}`));
+      return sendAnswer(errorAnswer(id, JsonRpc.INTERNAL_ERROR, 'Internal error'));
+    }
+    sendAnswer({ result: encoded, jsonrpc: '2.0', id });
+  };
+  /** An outcome through the Server's input-required seam, then answered as the Protocol answers it. */
+  const through = (method: string, id: Id, controller: LazyAbort, outcome: () => unknown, envelope: Record<string, unknown>) =>
+    wire.seam(method, outcome, envelope).then(
+      (checked) => (controller.aborted ? undefined : encodeAndSend(method, id, checked)),
+      (err: unknown) => (controller.aborted ? undefined : sdkError(id, err)),
+    );
+  /**
+   * Answers one lane request as the facade's handler and the SDK would: `start`'s result shaped by
+   * `shape` (the read's cache fields) and encoded; an `input_required` result, or a failure as
+   * `failureAnswer` builds it, through the Server's seam (which checks the one against the request's
+   * capabilities and rewrites the other where it is not of this era).
+   */
+  const settle = (
+    method: string,
+    id: Id,
+    controller: LazyAbort,
+    uri: string | undefined,
+    envelope: Record<string, unknown>,
+    start: () => Promise<Record<string, unknown>>,
+    shape: (result: Record<string, unknown>) => Record<string, unknown>,
+  ) => {
+    let outcome: Promise<Record<string, unknown>>;
+    try {
+      outcome = start();
+    } catch (err) {
+      outcome = Promise.reject(err);
+    }
+    outcome.then(
+      (result) => {
+        if (done(id, controller)) return;
+        const answered = shape(result);
+        if (!isInputRequired(answered)) return encodeAndSend(method, id, answered);
+        void through(method, id, controller, () => answered, envelope);
+      },
+      (err: unknown) => {
+        if (done(id, controller)) return;
+        const failure = failureAnswer(logger, method, err, caller, { uri, notFoundCode });
+        void through(method, id, controller, () => Promise.reject(failure), envelope);
+      },
+    );
+  };
+  return settle;
 }

@@ -157,7 +157,7 @@ export class SessionOpener {
           lanes.set(server, (send) => fastLane({ ...lane, send }));
         } else if (laneOn && era === MODERN) {
           // 2026-07-28 on stdio: the lane beside SDK v2's serveStdio entry (asked for by the stdio connection only).
-          lanes.set(server, (send) => modernLane({ gate, caller, logger, edge: edgeOf(era), bridge, server, send }));
+          lanes.set(server, (send) => modernLane({ gate, caller, logger, edge: edgeOf(era), offers: offers.offers ?? NO_OFFERS, bridge, server, send }));
         }
         if (!counted && open && metrics.enabled) {
           counted = { kind: { transport: caller.transport, era: edgeOf(era).revision }, listen: false };

@@ -1,4 +1,4 @@
-// The upstreams the fast-lane tests of both eras use: `x://<n>` resources (one that never answers, one that fails) and three tools.
+// The upstreams the fast-lane tests of both eras use: `x://<n>` resources (one that never answers, one that fails) and four tools (one that never answers).
 import { Server } from '@modelcontextprotocol/sdk/server/index.js';
 import { CallToolRequestSchema, ListToolsRequestSchema } from '@modelcontextprotocol/sdk/types.js';
 import { counter } from './gate.js';
@@ -45,13 +45,20 @@ export async function slowReadHarness(fastLane: boolean): Promise<{ h: Harness; 
   return { h, slow, cancelled };
 }
 
-/** An upstream with tools `echo` (its arguments as text, and a resource link), `fails` (`isError`) and `secret`. */
-export function toolsUpstream(): Server {
+/**
+ * An upstream with tools `echo` (its arguments as text, and a resource link), `fails` (`isError`),
+ * `secret`, and `hang`, which never answers (calls `onHang`, then `onCancelled` when the call is cancelled).
+ */
+export function toolsUpstream(onHang?: () => void, onCancelled?: () => void): Server {
   const server = new Server({ name: 'tools', version: '1.0.0' }, { capabilities: { tools: {} } });
   server.setRequestHandler(ListToolsRequestSchema, () => ({
-    tools: ['echo', 'fails', 'secret'].map((name) => ({ name, inputSchema: { type: 'object' as const } })),
+    tools: ['echo', 'fails', 'secret', 'hang'].map((name) => ({ name, inputSchema: { type: 'object' as const } })),
   }));
-  server.setRequestHandler(CallToolRequestSchema, (req) => {
+  server.setRequestHandler(CallToolRequestSchema, (req, extra) => {
+    if (req.params.name === 'hang') {
+      onHang?.();
+      return new Promise<never>(() => extra.signal.addEventListener('abort', () => onCancelled?.()));
+    }
     if (req.params.name === 'fails') return { content: [{ type: 'text' as const, text: 'it failed' }], isError: true };
     if (req.params.name === 'echo')
       return {

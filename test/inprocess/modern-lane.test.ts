@@ -2,6 +2,7 @@
 import { afterEach, describe, expect, it, vi } from 'vitest';
 import { Server as SdkServer } from '@modelcontextprotocol/server';
 import { resourcesUpstream, slowReadHarness, toolsUpstream } from '../helpers/lane-upstream.js';
+import { counter } from '../helpers/counter.mjs';
 import { startHarness } from '../helpers/harness.js';
 import { memoryAudit } from '../helpers/memory-audit.js';
 import { RawClient } from '../helpers/raw-client.js';
@@ -46,14 +47,14 @@ const SCRIPT: [number | string, unknown][] = [
   [29, { uri: 'a+x://2', _meta: env }],
 ];
 
-/** How many `resources/read` requests reached the SDK Protocol (an observation: the SDK still runs them). */
-function sdkReads(): { count: () => number } {
-  vi.restoreAllMocks(); // one spy at a time: a spy over a spy would call itself
+/** How many `method` requests reached the SDK Protocol (an observation: the SDK still runs them). `restore`: drop the other spies first. */
+function sdkReads(method = 'resources/read', restore = true): { count: () => number } {
+  if (restore) vi.restoreAllMocks(); // one spy per method: a spy over a spy would call itself
   const proto = SdkServer.prototype as unknown as { _onrequest: (m: { method?: string }, e?: unknown) => void };
   const original = proto._onrequest;
   let n = 0;
   vi.spyOn(proto, '_onrequest').mockImplementation(function (this: unknown, message, extra) {
-    if (message.method === 'resources/read') n++;
+    if (message.method === method) n++;
     return original.call(this, message, extra);
   });
   return { count: () => n };
@@ -104,11 +105,19 @@ const AFTER_PIN: [number | string, string, unknown][] = [
   [19, 'initialize', { protocolVersion: '2025-11-25', capabilities: {}, clientInfo: CLIENT_INFO }],
   [20, 'resources/subscribe', { uri: 'a+x://1', _meta: env }],
   [21, 'tools/call', { name: 't__echo', _meta: env }],
+  [22, 'tools/call', { name: 'x'.repeat(1024), arguments: {}, _meta: env }],
+  [23, 'tools/call', { name: 'x'.repeat(1025), arguments: {}, _meta: env }],
+  [24, 'tools/call', { name: 't__echo', arguments: {}, _meta: { ...env, 'io.modelcontextprotocol/logLevel': 'debug' } }],
+  [25, 'tools/call', { name: 't__echo', arguments: {}, _meta: { ...env, progressToken: 7 } }],
+  [26, 'tools/call', { name: 't__echo', arguments: null, _meta: env }],
+  [27, 'tools/call', { name: 't__echo', arguments: {}, extra: 1, _meta: env }],
+  [28, 'tools/call', { name: 't__echo', arguments: {}, _meta: { ...env, [CC]: { sampling: {} } } }],
 ];
 
 async function runAfterPin(fastLane: boolean) {
   const audit = memoryAudit();
   const delivered = channelDeliveries();
+  const calls = sdkReads('tools/call', false);
   await using h = await startHarness({
     upstreams: { a: () => resourcesUpstream(), t: () => toolsUpstream() },
     serverFields: { a: { cache: false } },
@@ -134,7 +143,7 @@ async function runAfterPin(fastLane: boolean) {
     const { durationMs: _d, ts: _t, caller, ...rest } = e as unknown as Record<string, unknown> & { caller: Record<string, unknown> };
     return { ...rest, principal: caller.principal };
   });
-  return { out, records, delivered: [...delivered] };
+  return { out, records, delivered: [...delivered], sdkCalls: calls.count() };
 }
 
 afterEach(() => {
@@ -247,11 +256,50 @@ describe('the edge fast lane (2026-07-28 stdio)', () => {
     expect(sdk.delivered).toEqual(['server/discover', 'tools/list', ...passed]);
     // With it, only the opening exchange and what the entry serves itself take that way (a cancel: it may end a listen).
     expect(lane.delivered).toEqual(['server/discover', 'tools/list', 'notifications/cancelled']);
+    // Plain calls (a name, plain arguments or none, the bare envelope) are the lane's; the SDK gets the rest.
+    expect(sdk.sdkCalls).toBe(AFTER_PIN.filter(([, method]) => method === 'tools/call').length);
+    expect(lane.sdkCalls).toBe(8); // 6, s-7, 23 (a name too long), 24–28 (a log level, a progress token, null arguments, another param, capabilities)
     // What the script covers: a 2026 tool answer, a denial that looks like a missing tool, the Protocol's own envelope check.
     expect(lane.out['2']).toMatchObject({ result: { resultType: 'complete', content: [{ type: 'text', text: '{"text":"hi"}' }, { uri: 't+x://1' }] } });
     expect(lane.out['4']).toEqual({ jsonrpc: '2.0', id: 4, error: { code: -32602, message: 'Unknown tool: t__secret' } });
     expect(lane.out['5']).toEqual({ jsonrpc: '2.0', id: 5, error: { code: -32602, message: 'Unknown tool: t__missing' } });
     expect(lane.out['15']).toMatchObject({ error: { code: -32602, message: expect.stringContaining('_meta envelope') } });
     expect(lane.out['19']).toMatchObject({ error: {} });
+  });
+
+  it('a cancelled plain tool call is cancelled upstream and never answered; the connection goes on', async () => {
+    for (const fastLane of [true, false]) {
+      const hang = counter();
+      const cancelled = counter();
+      const calls = sdkReads('tools/call');
+      await using h = await startHarness({
+        upstreams: {
+          t: () =>
+            toolsUpstream(
+              () => hang.hit(),
+              () => cancelled.hit(),
+            ),
+        },
+        fastLane,
+      });
+      await using c = await RawClient.memory((t) => h.proxy.connect(t));
+      // Discovery makes serveStdio's instance, the first call pins the connection (on the SDK); the lane takes the rest.
+      expect(await c.request('server/discover', { _meta: env }, 'd')).toMatchObject({ result: {} });
+      expect(await c.request('tools/call', { name: 't__echo', arguments: { n: 0 }, _meta: env }, 'pin')).toMatchObject({ result: { resultType: 'complete' } });
+      await c.send({ jsonrpc: '2.0', id: 1, method: 'tools/call', params: { name: 't__hang', _meta: env } });
+      await hang.until(1);
+      await c.notify('notifications/cancelled', { requestId: 1, reason: 'changed my mind', _meta: env });
+      await cancelled.until(1);
+      expect(await c.request('tools/call', { name: 't__echo', arguments: { n: 2 }, _meta: env }, 2)).toMatchObject({
+        result: {
+          content: [
+            { type: 'text', text: '{"n":2}' },
+            { type: 'resource_link', uri: 't+x://1', name: 'one' },
+          ],
+        },
+      });
+      expect(c.answers(1)).toEqual([]);
+      expect(calls.count()).toBe(fastLane ? 1 : 3);
+    }
   });
 });
