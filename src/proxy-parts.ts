@@ -1,6 +1,6 @@
-// Parts the composition root builds by concern: the access rules (policy and rate limits, shared when scaled out), the federation of tools and prompts, and the close order.
+// Parts the composition root builds by concern: the input bridge, the upstream pool, the access rules (policy and rate limits, shared when scaled out), the federation of tools and prompts, and the close order.
 import type { FederateConfig } from './config/schema.js';
-import type { AccessRules, ItemParts } from './access/gate.js';
+import type { AccessGate, AccessRules, ItemParts } from './access/gate.js';
 import { compilePolicy } from './access/policy.js';
 import { RateLimiter } from './access/rate-limiter.js';
 import { ItemCatalog } from './federation/item-catalog.js';
@@ -10,9 +10,43 @@ import { FederatedPrompts } from './federation/prompts.js';
 import type { Lister } from './federation/listing.js';
 import type { NameCodec } from './uri/names.js';
 import type { UriCodec } from './federation/uri.js';
-import type { UpstreamPool } from './upstream/pool.js';
 import type { Logger } from './logger.js';
 import type { Cluster } from './cluster.js';
+import { InputBridge } from './eras/input-bridge.js';
+import type { Metrics } from './observe/metrics.js';
+import type { ProxyOptions } from './proxy-options.js';
+import { UpstreamPool } from './upstream/pool.js';
+import { defaultTransportFactory } from './upstream/transports.js';
+
+/** The bridge that takes upstreams' requests for user input to the caller whose call caused them, audited by the gate (`gate()`, made later). */
+export function inputBridge(options: ProxyOptions, gate: () => Pick<AccessGate, 'relayedInput'>): InputBridge {
+  return new InputBridge({
+    config: options.config.bridge,
+    logger: options.logger,
+    audit: (r): Promise<void> => gate().relayedInput(r.caller, { ...r, allow: r.decision === 'allow' }),
+    ...(options.bridgeTimer ? { setTimer: options.bridgeTimer } : {}),
+    ...(options.wallClock ? { now: options.wallClock } : {}),
+  });
+}
+
+/** One client session per configured upstream, their requests for input going to `bridge`. */
+export function upstreamPool(options: ProxyOptions, bridge: InputBridge, metrics: Metrics, clientInfo: { name: string; version: string }): UpstreamPool {
+  const { config, logger } = options;
+  return new UpstreamPool(
+    config,
+    {
+      serverRequests: bridge.serverRequest,
+      transportFactory: options.transportFactory ?? defaultTransportFactory,
+      limits: { maxDepth: config.wire.maxDepth },
+      logger,
+      clientInfo,
+      ...(options.reconnect === false ? {} : { reconnect: config.reconnect }),
+      ...(options.random ? { random: options.random } : {}),
+      metrics,
+    },
+    logger,
+  );
+}
 
 /**
  * The rules a configuration gives: its policy, and one limiter per bucket (reads, completions,

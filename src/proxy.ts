@@ -1,10 +1,8 @@
 // Composition root: builds the shared core (pool, cache, relay, lister, resources, gate), wires its events, owns the close order.
 import { randomBytes } from 'node:crypto';
-import { ReadCache, type Clock } from './federation/cache.js';
-import type { FederateConfig } from './config/schema.js';
+import { ReadCache } from './federation/cache.js';
 import { createCursorCodec } from './federation/cursor.js';
-import { Lister, type SetTimer } from './federation/listing.js';
-import type { Logger } from './logger.js';
+import { Lister } from './federation/listing.js';
 import { ErrorCodes, ProxyError } from './errors.js';
 import { FederatedResources } from './federation/resources.js';
 import { IssuedUris } from './federation/issued-uris.js';
@@ -14,61 +12,23 @@ import { SubscriptionRelay } from './federation/subscriptions.js';
 import { createCoherence } from './federation/coherence.js';
 import { reloadableNames, reloadableUris, ServerSet } from './federation/servers.js';
 import { ALL_LISTS } from './federation/sessions.js';
-import { defaultTransportFactory, type TransportFactory } from './upstream/transports.js';
-import { UpstreamPool } from './upstream/pool.js';
 import { VERSION } from './version.js';
 import { AccessGate } from './access/gate.js';
-import { closeInOrder, federateItems, rulesFactory } from './proxy-parts.js';
-import { openAuditLog, type AuditLog } from './audit/log.js';
+import { closeInOrder, federateItems, inputBridge, rulesFactory, upstreamPool } from './proxy-parts.js';
+import type { ProxyOptions } from './proxy-options.js';
+import { openAuditLog } from './audit/log.js';
 import { SessionOpener } from './serve/sessions.js';
 import { serveConnection } from './serve/stdio.js';
-import { InputBridge } from './eras/input-bridge.js';
 import type { CallerIdentity, Connection, Proxy } from './serve/proxy-types.js';
-import { noopMetrics, type Metrics } from './observe/metrics.js';
+import { noopMetrics } from './observe/metrics.js';
 import { itemAudience, offersOf, reportToMetrics, routeNotifications } from './proxy-events.js';
 import { createAccessLog } from './observe/access-log.js';
 import { readiness } from './observe/readiness.js';
-import type { Cluster } from './cluster.js';
 import { ChangeFanout } from './federation/change-fanout.js';
 import { ItemChanges } from './federation/item-changes.js';
 
 export type { CallerIdentity, Connection, DownstreamSession, Proxy, SessionOptions } from './serve/proxy-types.js';
-
-/** Options of {@link createProxy}. */
-export interface ProxyOptions {
-  config: FederateConfig;
-  logger: Logger;
-  /** How upstream transports are made. Default: stdio / Streamable HTTP / SSE from the config. */
-  transportFactory?: TransportFactory;
-  /** Key for list cursors. Default: 32 random bytes per process. */
-  cursorKey?: Uint8Array;
-  /** Clock for cache TTLs. Default: performance. */
-  clock?: Clock;
-  /** Jitter source for reconnect backoff, in [0, 1). Default: Math.random. */
-  random?: () => number;
-  /** Reconnect upstreams that fail or go away (off for one-shot commands like `ls`). Default: true. */
-  reconnect?: boolean;
-  /** The audit log. Default: opened from `config.audit` (none: records nothing). */
-  audit?: AuditLog;
-  /** Monotonic ms clock for rate limits. Default: performance.now. */
-  now?: () => number;
-  /** Arms the `list.firstWaitMs` timer of each list request. Default: setTimeout. */
-  listTimer?: SetTimer;
-  /** Arms held-call expiry (`bridge.heldCallTtlMs`). Default: setTimeout. */
-  bridgeTimer?: SetTimer;
-  /** Wall clock (ms) for the expiry of sealed input states. Default: Date.now. */
-  wallClock?: () => number;
-  /** Where requests, upstreams, the cache, audit writes and sessions are reported. Default: {@link noopMetrics}. */
-  metrics?: Metrics;
-  /** Scale-out (the `redis` block, opened by `openCluster`): shared limits and change events. Default: none (nothing shared). */
-  cluster?: Cluster;
-  /**
-   * Plain 2025-11-25 reads and tool calls on stdio connections take the edge fast lane
-   * (`serve/fast-lane.ts`). Default: true, unless the environment sets `MCP_FEDERATE_SDK_REQUESTS=1`
-   * (every request through the SDK, as the suites run to prove the lane changes nothing).
-   */
-  fastLane?: boolean;
-}
+export type { ProxyOptions } from './proxy-options.js';
 
 const SERVER_INFO = { name: 'mcp-federate', version: VERSION };
 
@@ -83,28 +43,9 @@ const SERVER_INFO = { name: 'mcp-federate', version: VERSION };
 export function createProxy(options: ProxyOptions): Proxy {
   const { config, logger } = options;
   // Upstreams' requests for user input go to the caller whose call caused them (audited by the gate, made below).
-  const bridge: InputBridge = new InputBridge({
-    config: config.bridge,
-    logger,
-    audit: (r): Promise<void> => gate.relayedInput(r.caller, { ...r, allow: r.decision === 'allow' }),
-    ...(options.bridgeTimer ? { setTimer: options.bridgeTimer } : {}),
-    ...(options.wallClock ? { now: options.wallClock } : {}),
-  });
+  const bridge = inputBridge(options, () => gate);
   const metrics = options.metrics ?? noopMetrics;
-  const pool = new UpstreamPool(
-    config,
-    {
-      serverRequests: bridge.serverRequest,
-      transportFactory: options.transportFactory ?? defaultTransportFactory,
-      limits: { maxDepth: config.wire.maxDepth },
-      logger,
-      clientInfo: SERVER_INFO,
-      ...(options.reconnect === false ? {} : { reconnect: config.reconnect }),
-      ...(options.random ? { random: options.random } : {}),
-      metrics,
-    },
-    logger,
-  );
+  const pool = upstreamPool(options, bridge, metrics, SERVER_INFO);
   // Every part holds this one codec; a `servers` reload swaps what is behind it.
   const codec = reloadableUris(pool, config);
   const uris = codec.uris;
