@@ -133,6 +133,7 @@ export function createProxy(options: ProxyOptions): Proxy {
     gate,
     bridge,
     metrics,
+    fastLane,
     start,
     readiness() {
       const upstreams = pool.upstreams.map((u) => ({ server: u.id, status: u.status, required: u.config.required }));

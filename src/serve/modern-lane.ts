@@ -90,7 +90,7 @@ export function modernLane(options: ModernLaneOptions): Wrapper<ClassifiedHandle
    * for every later message, whichever way it goes.
    */
   let pinned = false;
-  const settle = laneAnswers(wire, requests, options, notFoundCode);
+  const settle = laneAnswers(wire, { server, send: options.send, logger: options.logger, caller, notFoundCode, ended: (id, c) => requests.end(id, c) });
   const session = () => caller.session;
 
   const read = (id: Id, uri: string, envelope: Record<string, unknown>, relay: CallRelay | undefined) => {
@@ -172,9 +172,25 @@ export function modernLane(options: ModernLaneOptions): Wrapper<ClassifiedHandle
   };
 }
 
-/** The answering half of a {@link modernLane}: `settle` answers one lane request from its outcome, as the facade's handler and the SDK would. */
-function laneAnswers(wire: ModernWire, requests: LaneRequests, options: ModernLaneOptions, notFoundCode: number) {
-  const { server, send, logger, caller } = options;
+/** Where {@link laneAnswers} answers: the Server whose codec and seam it uses, the outbound, and who asked. */
+export interface LaneAnswering {
+  server: Server;
+  /** Sends one answer (a stdio connection's outbound; an HTTP request's response). */
+  send: Send;
+  logger: Logger;
+  caller: Caller;
+  /** The era's not-found code. */
+  notFoundCode: number;
+  /** The request under `id` was settled (answered, failed or cancelled): forget its cancellation. */
+  ended(id: string | number, controller: LazyAbort): void;
+}
+
+/**
+ * The answering half of a 2026-07-28 lane (this stdio one, and the HTTP endpoint's): the returned
+ * `settle` answers one lane request from its outcome, as the facade's handler and the SDK would.
+ */
+export function laneAnswers(wire: ModernWire, answering: LaneAnswering) {
+  const { server, send, logger, caller, notFoundCode } = answering;
   const sendAnswer = (message: JSONRPCMessage) => void send(message).catch((err: unknown) => logger.debug({ err: String(err) }, 'answer not sent'));
   const sdkError = (id: Id, err: unknown) => {
     const e = err as { code?: unknown; message?: unknown; data?: unknown };
@@ -182,7 +198,7 @@ function laneAnswers(wire: ModernWire, requests: LaneRequests, options: ModernLa
     sendAnswer(errorAnswer(id, wire.errorCode(code), typeof e.message === 'string' ? e.message : 'Internal error', e.data));
   };
   const done = (id: Id, controller: LazyAbort): boolean => {
-    requests.end(id, controller);
+    answering.ended(id, controller);
     return controller.aborted;
   };
   const encodeAndSend = (method: string, id: Id, result: Record<string, unknown>) => {

@@ -32,6 +32,8 @@ export interface Proxy extends AsyncDisposable {
   readonly bridge: InputBridge;
   /** What the gateway reports (no-op when metrics are off). */
   readonly metrics: Metrics;
+  /** Whether plain reads and calls take the edge lanes past the SDK (off with `MCP_FEDERATE_SDK_REQUESTS=1`, so the suites run both ways). */
+  readonly fastLane: boolean;
   /** Whether the gateway is ready (every required upstream ready, the audit log writable), and what is not. */
   readiness(): Readiness;
   /**

@@ -1,4 +1,4 @@
-// The 2026-07-28 path of the HTTP endpoint: stateless requests through SDK v2's handler, and `subscriptions/listen` as one SSE response each.
+// The 2026-07-28 path of the HTTP endpoint: stateless requests through SDK v2's handler (a plain read through the edge lane), and `subscriptions/listen` as one SSE response each.
 import { withFields } from '../../copy.js';
 import { MODERN } from '../../eras/era.js';
 import type { IncomingMessage, ServerResponse } from 'node:http';
@@ -17,10 +17,25 @@ import type { PrincipalBounds } from './principal-bounds.js';
 import { httpErrorBody, JsonRpc } from '../../errors.js';
 import { json } from './reply.js';
 import { requestCaller } from './request-identity.js';
+import type { JSONRPCMessage, Server } from '@modelcontextprotocol/server';
+import { LazyAbort } from '../../cancel.js';
+import { edgeOf } from '../../eras/edges.js';
+import { answerStatus, plainReadHeaders } from '../../eras/rev2026-http-lane.js';
+import { modernWire, type ModernWire } from '../../eras/rev2026-lane.js';
+import { traceDownstream, tracing } from '../../observe/tracing.js';
+import { isPlainObject } from '../../wire/envelope.js';
+import { NEVER_ABORTED } from '../lane-requests.js';
+import { laneAnswers } from '../modern-lane.js';
+
+const READ = 'resources/read';
+const JSON_TYPE = { 'content-type': 'application/json' };
+// The 2026-07-28 edge: cache fields, not-found code, revision.
+// eslint-disable-next-line @typescript-eslint/unbound-method -- an era edge is a plain object of functions
+const { answer: cacheFields, notFoundCode, revision } = edgeOf(MODERN);
 
 /** Options of {@link ModernRequests}. */
 export interface ModernRequestsOptions {
-  proxy: Pick<Proxy, 'statelessServer' | 'openSession' | 'gate'>;
+  proxy: Pick<Proxy, 'statelessServer' | 'openSession' | 'gate' | 'bridge' | 'fastLane'>;
   config: Pick<HttpConfig, 'maxSessions' | 'maxBodyBytes'>;
   logger: Logger;
   /** The credentials of requests and listens in flight, resolved again on reload. */
@@ -50,6 +65,9 @@ export class ModernRequests {
   private readonly handler: ReturnType<typeof createMcpHandler>;
   /** The Node adapter (and hono under it) is loaded on the first 2026 request, not by every gateway. */
   private node: Promise<(req: IncomingMessage, res: ServerResponse, body: unknown) => Promise<void>> | undefined;
+  /** The first Server the SDK's handler made (configured for this era by it): the lane's codec and seam. */
+  private first: Server | undefined;
+  private wire: ModernWire | undefined;
 
   constructor(private readonly options: ModernRequestsOptions) {
     const { proxy, logger } = options;
@@ -57,7 +75,9 @@ export class ModernRequests {
       (ctx) => {
         const caller = callerOf(ctx.authInfo);
         if (!caller) throw new Error('unauthenticated request reached the MCP handler');
-        return proxy.statelessServer(MODERN, caller);
+        const server = proxy.statelessServer(MODERN, caller);
+        if (proxy.fastLane) this.first ??= server;
+        return server;
       },
       { legacy: 'reject', onerror: (err) => logger.debug({ err: err.message }, 'http: modern request') },
     );
@@ -75,10 +95,62 @@ export class ModernRequests {
     if (message.method === 'subscriptions/listen' && (typeof message.id === 'string' || typeof message.id === 'number')) {
       return this.listen(res, message as ModernMessage & { id: string | number }, who, caller);
     }
+    const first = this.first;
+    const wire = first && (this.wire ??= modernWire(first));
+    if (first && !wire) this.first = undefined; // not where SDK 2.4 has it: the next Server the SDK makes is tried
+    if (first && wire && message.method === READ && this.laneRead(req, res, message, text, { wire, server: first }, caller)) return;
     (req as IncomingMessage & { auth?: AuthInfo }).auth = authInfoFor(caller);
     await (
       await this.nodeHandler()
     )(req, res, body);
+  }
+
+  /**
+   * The lane: a plain `resources/read` answered here, past the SDK's handler, when that handler would
+   * accept it and answer it from the facade's alone (see `eras/rev2026-http-lane.ts` and
+   * `ModernWire.plainRead`): a body of exactly `jsonrpc`, an id spelled as JSON writes it, the method
+   * and params of exactly `uri` and the bare envelope; headers naming exactly this revision, method
+   * and URI. The answer is built as the stdio lane builds it (`laneAnswers`: the same gate call, cache
+   * fields, codec and seam) and sent as the SDK's per-request transport sends it (`answerStatus`,
+   * `application/json`). The client going away cancels it. False: the request is not the lane's.
+   */
+  private laneRead(
+    req: IncomingMessage,
+    res: ServerResponse,
+    message: ModernMessage,
+    text: string,
+    { wire, server }: { wire: ModernWire; server: Server },
+    caller: Caller,
+  ): boolean {
+    const { id, params } = message as { id?: unknown; params?: unknown };
+    if ((typeof id !== 'string' && typeof id !== 'number') || keyCount(message) !== 4 || (message as { jsonrpc?: unknown }).jsonrpc !== '2.0') return false;
+    if (!isPlainObject(params)) return false;
+    const capabilities = wire.plainRead(params);
+    const uri = params.uri as string;
+    if (capabilities === undefined || !plainReadHeaders(req.headers, uri)) return false;
+    if (typeof id === 'number' && spelledId(id, text) !== String(id)) return false;
+    const { proxy, logger } = this.options;
+    const controller = new LazyAbort();
+    const gone = () => controller.abort('client disconnected');
+    res.once('close', gone);
+    const send = (answer: JSONRPCMessage): Promise<void> => {
+      if (!res.writableEnded) res.writeHead(answerStatus(answer as { error?: { code?: unknown } }), JSON_TYPE).end(JSON.stringify(answer));
+      return Promise.resolve();
+    };
+    const settle = laneAnswers(wire, {
+      server,
+      send,
+      logger,
+      caller,
+      notFoundCode,
+      ended: () => res.off('close', gone),
+    });
+    const relay = proxy.bridge.relayFor({ era: MODERN, caller, capabilities, signal: NEVER_ABORTED, inputResponses: undefined, requestState: undefined });
+    const run = (): Promise<Record<string, unknown>> => proxy.gate.read(caller, uri, controller, relay);
+    const session = () => caller.session;
+    const start = () => (tracing() ? traceDownstream({ method: READ, params: { uri }, id, session, protocolVersion: revision }, run) : run());
+    settle(READ, id, controller, uri, params._meta as Record<string, unknown>, start, cacheFields);
+    return true;
   }
 
   /** Ends every open listen gracefully (shutdown). */
@@ -139,4 +211,10 @@ export class ModernRequests {
     const opened = listen;
     res.once('close', () => listens.delete(opened));
   }
+}
+
+function keyCount(value: object): number {
+  let n = 0;
+  for (const _ in value) n++;
+  return n;
 }
