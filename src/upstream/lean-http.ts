@@ -64,6 +64,15 @@ export class LeanHttpTransport implements Transport {
   private readonly agent: HttpAgent;
   private readonly request: typeof httpRequest;
   private readonly base: Record<string, string>;
+  /**
+   * `base` as a flat `[name, value, …]` list, the Host header Node would add last, when none of
+   * `base`'s names is one a request sets itself (the session's, the version, the length, Host):
+   * then a request's headers are this list with its own appended, handed to node:http as an array
+   * (no per-header `setHeader`), the same bytes on the wire. Undefined: every request takes the object path.
+   */
+  private readonly baseList: readonly string[] | undefined;
+  private readonly hostHeader: string;
+  private readonly target: { hostname: string; port: string; path: string };
   private readonly onDrop: (reason: string) => void;
   private readonly reconnect: NonNullable<LeanHttpOptions['reconnect']>;
   private started = false;
@@ -75,7 +84,7 @@ export class LeanHttpTransport implements Transport {
   private lastEventId: string | undefined;
 
   constructor(
-    private readonly url: URL,
+    url: URL,
     private readonly options: LeanHttpOptions,
   ) {
     const https = url.protocol === 'https:';
@@ -92,6 +101,11 @@ export class LeanHttpTransport implements Transport {
     base.accept = [...new Set([...accept, ...ANSWER_TYPES])].join(', ');
     base['content-type'] = 'application/json';
     this.base = base;
+    const hostname = url.hostname.replace(/^\[|\]$/g, '');
+    this.target = { hostname, port: url.port, path: url.pathname + url.search };
+    this.hostHeader = hostHeaderOf(hostname, url.port, https ? 443 : 80);
+    const own = ['mcp-session-id', 'mcp-protocol-version', 'content-length', 'host'];
+    this.baseList = own.some((name) => Object.hasOwn(base, name)) ? undefined : Object.entries(base).flat();
   }
 
   async start(): Promise<void> {
@@ -109,14 +123,9 @@ export class LeanHttpTransport implements Transport {
       if (this.closed) throw new Error('Not connected');
       if (options?.resumptionToken) throw new Error('resuming a stream needs the SDK HTTP client (httpClient: "sdk")');
       const list = (Array.isArray(message) ? message : [message]) as Message[];
-      const handshake = list.some((m) => m.method === 'initialize');
-      const headers = this.headers(!handshake);
-      if (!Array.isArray(message)) applyEnvelopeHeaders(headers, message);
-      if (options?.headers)
-        for (const [name, value] of Object.entries(options.headers)) if (!RESERVED.has(name.toLowerCase())) headers[name.toLowerCase()] = value;
+      const handshake = list.length === 1 ? list[0]!.method === 'initialize' : list.some((m) => m.method === 'initialize');
       const body = JSON.stringify(message);
-      headers['content-length'] = String(Buffer.byteLength(body));
-      const res = await this.exchange('POST', headers, body, signal);
+      const res = await this.exchange('POST', this.postHeaders(message, handshake, options, body), body, signal);
       const status = res.statusCode ?? 0;
       if (status < 200 || status > 299) return await this.failed(res, message);
       // eslint-disable-next-line @typescript-eslint/prefer-nullish-coalescing -- an empty header is no session id
@@ -126,7 +135,8 @@ export class LeanHttpTransport implements Transport {
         if (list.some((m) => m.method === 'notifications/initialized')) void this.openStream(0);
         return;
       }
-      const ids = list.flatMap((m) => (typeof m.method === 'string' && (typeof m.id === 'string' || typeof m.id === 'number') ? [m.id] : []));
+      const ids: RpcId[] = [];
+      for (const m of list) if (typeof m.method === 'string' && (typeof m.id === 'string' || typeof m.id === 'number')) ids.push(m.id);
       if (ids.length === 0) return void res.resume();
       const type = mediaType(headerOf(res, 'content-type'));
       if (type === 'text/event-stream') return this.readEvents(res, ids, options);
@@ -151,6 +161,29 @@ export class LeanHttpTransport implements Transport {
     this.onclose?.();
   }
 
+  /**
+   * The headers of one POST: the configured ones, the session's (not on the handshake), the version,
+   * a 2026 envelope's own, the caller's extra ones (not those the transport sets), the length. As a
+   * flat list when {@link baseList} allows and nothing but the session's and the version's is added;
+   * otherwise as an object, which node:http sets header by header.
+   */
+  private postHeaders(message: JSONRPCMessage, handshake: boolean, options: SendOptions, body: string): OutgoingHttpHeaders | string[] {
+    const length = String(Buffer.byteLength(body));
+    if (this.baseList !== undefined && options?.headers === undefined && !Array.isArray(message) && !isModernEnveloped(message)) {
+      const list = this.baseList.slice();
+      if (!handshake && this.sessionId) list.push('mcp-session-id', this.sessionId);
+      if (this.protocolVersion) list.push('mcp-protocol-version', this.protocolVersion);
+      list.push('content-length', length, 'Host', this.hostHeader);
+      return list;
+    }
+    const headers = this.headers(!handshake);
+    if (!Array.isArray(message)) applyEnvelopeHeaders(headers, message);
+    if (options?.headers)
+      for (const [name, value] of Object.entries(options.headers)) if (!RESERVED.has(name.toLowerCase())) headers[name.toLowerCase()] = value;
+    headers['content-length'] = length;
+    return headers;
+  }
+
   /** The headers of one request: the configured ones, the session's (unless `session` is false), the version. */
   private headers(session: boolean): Record<string, string> {
     const headers = { ...this.base };
@@ -160,11 +193,11 @@ export class LeanHttpTransport implements Transport {
   }
 
   /** One request; resolves with its response once its headers arrived. Socket failures reject as `fetch` does. */
-  private exchange(method: string, headers: OutgoingHttpHeaders, body: string | undefined, signal?: AbortSignal): Promise<IncomingMessage> {
+  private exchange(method: string, headers: OutgoingHttpHeaders | string[], body: string | undefined, signal?: AbortSignal): Promise<IncomingMessage> {
     return new Promise((resolve, reject) => {
       if (signal?.aborted) return reject(abortError(signal));
-      const { hostname, port, pathname, search } = this.url;
-      const req = this.request({ agent: this.agent, method, hostname: hostname.replace(/^\[|\]$/g, ''), port, path: pathname + search, headers }, (res) => {
+      const { hostname, port, path } = this.target;
+      const req = this.request({ agent: this.agent, method, hostname, port, path, headers }, (res) => {
         res.on('error', noop); // a reset mid-body is reported by whoever reads it
         res.once('close', () => this.open.delete(req));
         resolve(res);
@@ -331,6 +364,15 @@ export class LeanHttpTransport implements Transport {
 }
 
 function noop(): void {}
+
+/** The Host header node:http makes for `hostname` and `port` (an IPv6 literal in brackets, a port other than the default after it). */
+function hostHeaderOf(hostname: string, port: string, defaultPort: number): string {
+  const colon = hostname.indexOf(':');
+  let host = colon !== -1 && hostname.includes(':', colon + 1) && !hostname.startsWith('[') ? `[${hostname}]` : hostname;
+  const p = Number(port || defaultPort);
+  if (p !== defaultPort) host += `:${p}`;
+  return host;
+}
 
 function headerOf(res: IncomingMessage, name: string): string | undefined {
   const value = res.headers[name];

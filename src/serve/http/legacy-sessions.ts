@@ -6,6 +6,7 @@ import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { HttpConfig } from '../../config/schema.js';
 import type { Logger } from '../../logger.js';
 import type { AuthSuccess } from '../auth/authenticator.js';
+import type { Identity } from '../auth/identity.js';
 import type { DownstreamSession, Proxy } from '../proxy-types.js';
 import { authInfoFor } from '../request-caller.js';
 import type { Held, LiveIdentities } from './live-identities.js';
@@ -47,6 +48,8 @@ interface LegacySession {
   binding: string;
   /** The session's current credential: refreshed by each request, resolved again on reload. */
   held: Held;
+  /** The identity the session's downstream acts for now, as its credential named it (a static token's is one object for the table's life). */
+  identity: Identity;
   transport: HttpSessionTransport;
   downstream: DownstreamSession;
   lastActive: number;
@@ -93,7 +96,11 @@ export class LegacySessions {
       // The same holder with a newer credential: standing deliveries follow it from now on.
       session.held.update(who.credential);
       session.principal = who.principal;
-      session.downstream.setIdentity(withFields(who.credential.identity, { transport: 'http' as const }));
+      // The same identity object (a static token's, as long as the table stands) needs no new copy.
+      if (who.credential.identity !== session.identity) {
+        session.identity = who.credential.identity;
+        session.downstream.setIdentity(withFields(who.credential.identity, { transport: 'http' as const }));
+      }
       return this.withSession(session, req, res, body, who, text);
     }
     if (req.method !== 'POST' || !isInitialize(body)) {
@@ -128,7 +135,10 @@ export class LegacySessions {
       refresh: (c) => {
         downstream.setIdentity(withFields(c.identity, { transport: 'http' as const }));
         const s = sessions.get(sessionId);
-        if (s) s.principal = c.identity.principal;
+        if (s) {
+          s.principal = c.identity.principal;
+          s.identity = c.identity;
+        }
       },
       revoke: (why) => this.end(sessionId, `credential ${why}`),
     });
@@ -137,6 +147,7 @@ export class LegacySessions {
       principal: who.principal,
       binding: who.credential.binding,
       held,
+      identity: who.credential.identity,
       transport,
       downstream,
       lastActive: clock.now(),

@@ -61,11 +61,15 @@ export class HttpRouter {
   private guard: OriginHostCheck | undefined;
   private base = '';
   private readonly metadataPaths: Set<string>;
+  /** The configured MCP path when it is already in the form `URL` gives a path (then a request for exactly it needs no `URL`). */
+  private readonly plainPath: string | undefined;
 
   constructor(private readonly options: HttpRouterOptions) {
     this.authConfig = options.auth;
     this.authenticator = options.authenticatorFor(options.auth);
     this.metadataPaths = new Set(protectedResourceMetadataPaths(options.config.path));
+    const path = options.config.path;
+    this.plainPath = new URL(path, 'http://localhost').pathname === path ? path : undefined;
   }
 
   /** The `auth` block in force. */
@@ -90,22 +94,23 @@ export class HttpRouter {
   async handle(req: IncomingMessage, res: ServerResponse): Promise<void> {
     const { config, logger, bounds, maxDepth } = this.options;
     const { guard, base, metadataPaths } = this;
-    const url = new URL(req.url ?? '/', 'http://localhost');
+    // The MCP path exactly as configured is what almost every request asks for: it is its own pathname.
+    const pathname = req.url !== undefined && req.url === this.plainPath ? req.url : new URL(req.url ?? '/', 'http://localhost').pathname;
     // Origin and Host first, on every path: a DNS-rebinding page must not read even /healthz.
     const checked = guard ? guard(req.headersDistinct) : ({ ok: false, reason: 'host', message: 'not listening' } as const);
     if (!checked.ok) {
       logger.info({ why: checked.reason, origin: req.headers.origin, host: req.headers.host }, 'http: request refused');
       return json(res, 403, httpErrorBody(JsonRpc.INVALID_REQUEST, `Forbidden: ${checked.message}`));
     }
-    if (this.options.ops.owns(url.pathname)) return this.options.ops.handle(req, res, url.pathname, this.authenticator && ((r) => this.authenticate(r)));
-    if (metadataPaths.has(url.pathname) && req.method !== 'GET') return json(res, 405, { error: 'method_not_allowed' }, { allow: 'GET' });
-    if (metadataPaths.has(url.pathname)) {
+    if (this.options.ops.owns(pathname)) return this.options.ops.handle(req, res, pathname, this.authenticator && ((r) => this.authenticate(r)));
+    if (metadataPaths.has(pathname) && req.method !== 'GET') return json(res, 405, { error: 'method_not_allowed' }, { allow: 'GET' });
+    if (metadataPaths.has(pathname)) {
       // Served only when there is an authorization server to name (auth.jwt.issuer): with static
       // tokens alone the document would only send OAuth-capable clients on a flow that cannot work.
       if (this.authConfig?.jwt?.issuer === undefined) return json(res, 404, { error: 'not_found' });
       return json(res, 200, protectedResourceMetadata(`${base}${config.path}`, this.authConfig));
     }
-    if (url.pathname !== config.path) return json(res, 404, { error: 'not_found' });
+    if (pathname !== config.path) return json(res, 404, { error: 'not_found' });
     if (req.method !== 'GET' && req.method !== 'POST' && req.method !== 'DELETE') {
       return json(res, 405, httpErrorBody(JsonRpc.SERVER_ERROR, 'Method not allowed'), { allow: MCP_METHODS });
     }

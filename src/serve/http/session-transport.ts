@@ -111,7 +111,10 @@ export class HttpSessionTransport {
       const res = this.pending.get(m.id);
       if (!res) return; // the client went away meanwhile
       this.pending.delete(m.id);
-      res.writeHead(200, { 'content-type': 'application/json', ...this.idHeader }).end(this.ids.serialise(m));
+      // With its Content-Length, the answer leaves in one write (headers and body as one string);
+      // without it, Node frames the body as chunked: five pieces in a writev.
+      const text = this.ids.serialise(m);
+      res.writeHead(200, ['content-type', 'application/json', 'mcp-session-id', this.sessionId, 'content-length', String(Buffer.byteLength(text))]).end(text);
       return;
     }
     const stream = this.stream;
