@@ -149,6 +149,27 @@ describe('leases of shared rate-limit tokens, real redis-server', () => {
     expect(links[1]!.counters.returnedTokens).toBeGreaterThanOrEqual(held2);
   });
 
+  it('the lease size adapts: it grows while the demand drains it fast, never past the cap, and halves after a lease expires unused', async () => {
+    const r3 = limiters[2]!;
+    const counters = links[2]!.counters;
+    const trips = counters.roundTrips;
+    for (let i = 0; i < 200; i++) {
+      expect(await r3.take(who('adapt'))).toEqual({ ok: true });
+      await r3.leases.settled();
+      expect(r3.leases.heldTokens).toBeLessThanOrEqual(CAP);
+    }
+    // Sizes 2, 4, 8, 16, then the cap (20), refilled at a quarter: far fewer than one request per take.
+    expect(counters.roundTrips - trips).toBeLessThanOrEqual(200 / 8);
+    clock.advance(LEASE_MS);
+    await r3.leases.sweep();
+    expect(r3.leases.heldTokens).toBe(0);
+    const leased = counters.leasedTokens;
+    expect(await r3.take(who('adapt'))).toEqual({ ok: true });
+    await r3.leases.settled();
+    expect(counters.leasedTokens - leased).toBe(CAP / 2);
+    expect(r3.leases.heldTokens).toBe(CAP / 2 - 1);
+  });
+
   it('a hostile principal spread (thousands of principals) cannot grow the leases past maxPrincipals; dropped leases are given back', async () => {
     const link = links[2]!;
     const small = new SharedRateLimiter('reads', LIMITS, link, { replicas: 3, timeoutMs: 2000, leaseMs: LEASE_MS, now: clock.now, maxPrincipals: 16 });
