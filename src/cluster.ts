@@ -8,7 +8,9 @@ import { SharedRateLimiter } from './access/shared-limiter.js';
 import { ChangeBus, type ChangeEvent } from './shared-state/change-bus.js';
 import type { SharedLink, SharedStateCounters } from './shared-state/link.js';
 import { openRedisLink } from './shared-state/redis-link.js';
-import { preloadTokenBucket } from './shared-state/token-bucket.js';
+import { preloadScripts } from './shared-state/lua-script.js';
+import { TOKEN_BUCKET } from './shared-state/token-bucket.js';
+import { GIVE_BACK, TOKEN_LEASE } from './shared-state/token-lease.js';
 
 export type { ChangeEvent } from './shared-state/change-bus.js';
 export type { SharedStateCounters } from './shared-state/link.js';
@@ -61,7 +63,7 @@ export async function openCluster(config: RedisConfig, options: ClusterOptions):
   const link = options.link ?? (await openRedisLink(config, { logger, ...(options.env ? { env: options.env } : {}) }));
   const replica = config.chain ?? hostname();
   const origin = `${replica}/${randomBytes(6).toString('base64url')}`;
-  preloadTokenBucket(link, config.timeoutMs);
+  preloadScripts(link, [TOKEN_BUCKET, TOKEN_LEASE, GIVE_BACK], config.timeoutMs);
   const bus = new ChangeBus(link, origin);
   const changeListeners: ((c: ChangeEvent) => void)[] = [];
   const reloadListeners: (() => void)[] = [];
@@ -88,7 +90,12 @@ export async function openCluster(config: RedisConfig, options: ClusterOptions):
     config,
     counters: link.counters,
     limiter: (bucket, limits, o = {}) =>
-      new SharedRateLimiter(bucket, limits, link, { replicas: config.replicas, timeoutMs: config.timeoutMs, ...(o.now ? { now: o.now } : {}) }),
+      new SharedRateLimiter(bucket, limits, link, {
+        replicas: config.replicas,
+        timeoutMs: config.timeoutMs,
+        leaseMs: config.leaseMs,
+        ...(o.now ? { now: o.now } : {}),
+      }),
     publishChange: (change) => bus.publish(change),
     onChange: (listener) => void changeListeners.push(listener),
     publishReload: () => {

@@ -7,10 +7,17 @@
 export interface SharedStateCounters {
   /** 1 while the command connection to Redis is ready, else 0. */
   up: number;
-  /** Commands sent to Redis (each one round trip): rate-limit takes. Publishes are counted apart. */
+  /**
+   * Commands sent to Redis (each one round trip): rate-limit takes, lease requests, leased tokens
+   * given back. Publishes are counted apart.
+   */
   roundTrips: number;
   /** Rate-limit takes decided by the local fallback bucket (Redis down, slow, or refusing). */
   fallbacks: number;
+  /** Tokens granted to this replica in leases (served later without a round trip). */
+  leasedTokens: number;
+  /** Leased tokens this replica did not use and gave back to their shared bucket. */
+  returnedTokens: number;
   /** Times the link went from up to down. */
   disconnects: number;
   /** Messages published (change events, reloads); fire and forget, never on a request's path. */
@@ -23,7 +30,7 @@ export interface SharedStateCounters {
 
 /** A fresh set of counters, all zero. */
 export function newCounters(): SharedStateCounters {
-  return { up: 0, roundTrips: 0, fallbacks: 0, disconnects: 0, published: 0, received: 0, duplicates: 0 };
+  return { up: 0, roundTrips: 0, fallbacks: 0, leasedTokens: 0, returnedTokens: 0, disconnects: 0, published: 0, received: 0, duplicates: 0 };
 }
 
 /** Called with each message on a channel (its text as published). */

@@ -12,6 +12,9 @@ export interface RedisLinkOptions {
   env?: NodeJS.ProcessEnv;
 }
 
+/** Longest a closing link waits for Redis to answer what was sent before tearing the connections down. */
+const CLOSE_WAIT_MS = 1000;
+
 /** Reconnect backoff: 50 ms, 100 ms, … capped at 1 s, so a restarted Redis is found again within a second. */
 const backoff = (retries: number): number => Math.min(1000, 50 * 2 ** Math.min(retries, 5));
 
@@ -82,8 +85,20 @@ export async function openRedisLink(config: RedisConfig, options: RedisLinkOptio
     command(args, timeoutMs) {
       if (!client.isReady) return Promise.reject(new ProxyError(ErrorCodes.SHARED_STATE_UNAVAILABLE, 'redis not connected'));
       counters.roundTrips++;
-      return client.sendCommand([...args], { timeout: timeoutMs }).catch((err: unknown) => {
-        throw new ProxyError(ErrorCodes.SHARED_STATE_UNAVAILABLE, `redis: ${(err as Error).message}`);
+      // node-redis's own `timeout` only covers a command not yet written: one sent to a Redis that
+      // stopped answering would wait for it. The timer bounds the whole round trip.
+      return new Promise((resolve, reject) => {
+        const timer = setTimeout(() => reject(new ProxyError(ErrorCodes.SHARED_STATE_UNAVAILABLE, `redis: no answer within ${timeoutMs} ms`)), timeoutMs);
+        client.sendCommand([...args], { timeout: timeoutMs }).then(
+          (reply) => {
+            clearTimeout(timer);
+            resolve(reply);
+          },
+          (err: unknown) => {
+            clearTimeout(timer);
+            reject(new ProxyError(ErrorCodes.SHARED_STATE_UNAVAILABLE, `redis: ${(err as Error).message}`));
+          },
+        );
       });
     },
     publish(channel, message) {
@@ -106,9 +121,15 @@ export async function openRedisLink(config: RedisConfig, options: RedisLinkOptio
     async close() {
       if (closed) return;
       closed = true;
-      // A ready connection quits politely; one still trying to reconnect is torn down at once.
+      // A ready connection quits politely (waiting for its replies, at most CLOSE_WAIT_MS: a Redis
+      // that stopped answering never sends them); one still trying to reconnect is torn down at once.
       const quit = async (c: typeof client): Promise<void> => {
-        if (c.isReady) await c.close().catch(() => undefined);
+        if (c.isReady) {
+          let timer: NodeJS.Timeout | undefined;
+          const waited = new Promise<void>((resolve) => (timer = setTimeout(resolve, CLOSE_WAIT_MS)));
+          await Promise.race([c.close().catch(() => undefined), waited]);
+          clearTimeout(timer);
+        }
         try {
           if (c.isOpen) c.destroy();
         } catch {

@@ -1,6 +1,6 @@
 // One atomic token bucket in Redis (a Lua script on Redis's own clock): one round trip per take, whichever replica asks.
-import { createHash } from 'node:crypto';
 import type { SharedLink } from './link.js';
+import { LuaScript } from './lua-script.js';
 
 /**
  * KEYS[1]: the bucket (a hash: `t` tokens, `at` ms). ARGV: burst, refill per ms. Time is Redis's
@@ -37,7 +37,8 @@ redis.call('PEXPIRE', KEYS[1], math.ceil((burst - tokens) / perMs) + 1000)
 return {ok, retry}
 `;
 
-const SHA = createHash('sha1').update(TOKEN_BUCKET_LUA).digest('hex');
+/** {@link TOKEN_BUCKET_LUA}, run by its SHA. */
+export const TOKEN_BUCKET = new LuaScript(TOKEN_BUCKET_LUA);
 
 /** The answer of one take: a token, or none and when one will be there. */
 export interface BucketAnswer {
@@ -51,25 +52,8 @@ export interface BucketAnswer {
  * refuses, or does not answer within `timeoutMs`: the caller falls back.
  */
 export async function takeToken(link: SharedLink, key: string, burst: number, perMs: number, timeoutMs: number): Promise<BucketAnswer> {
-  const args = ['1', key, String(burst), String(perMs)];
-  let reply: unknown;
-  try {
-    reply = await link.command(['EVALSHA', SHA, ...args], timeoutMs);
-  } catch (err) {
-    if (!String((err as { message?: unknown } | null)?.message).includes('NOSCRIPT')) throw err;
-    reply = await link.command(['EVAL', TOKEN_BUCKET_LUA, ...args], timeoutMs);
-  }
+  const reply = await TOKEN_BUCKET.run(link, key, [String(burst), String(perMs)], timeoutMs);
   const [ok, retry] = Array.isArray(reply) ? (reply as unknown[]) : [];
   if (typeof ok !== 'number' || typeof retry !== 'number') throw new Error('unexpected token bucket reply');
   return { ok: ok === 1, retryAfterMs: retry };
-}
-
-/**
- * Loads the script whenever the link comes up (a restarted Redis has forgotten it), so every take
- * is one `EVALSHA`, one round trip, from the first.
- */
-export function preloadTokenBucket(link: SharedLink, timeoutMs: number): void {
-  link.onState((up) => {
-    if (up) link.command(['SCRIPT', 'LOAD', TOKEN_BUCKET_LUA], timeoutMs).catch(() => undefined);
-  });
 }

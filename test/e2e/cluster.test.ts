@@ -15,10 +15,17 @@ import { freePort, Haproxy, RedisServer } from '../helpers/services.js';
 import { answerOf, postRpc } from '../helpers/raw-http.js';
 import { modernHeaders, modernRequest } from '../helpers/rpc-messages.js';
 
-const TOKENS = { alice: 'alice-token-0123456789abcdef', lim: 'lim-token-0123456789abcdefgh', bob: 'bob-token-0123456789abcdefgh' };
+const TOKENS = {
+  alice: 'alice-token-0123456789abcdef',
+  lim: 'lim-token-0123456789abcdefgh',
+  bob: 'bob-token-0123456789abcdefgh',
+  big: 'big-token-0123456789abcdefgh',
+};
 type Who = keyof typeof TOKENS;
 // 6 a minute: one refill every 10 s, so at most one lands inside the test; a burst of 9 for the whole cluster.
 const LIMIT = { principals: ['lim'], readsPerMinute: 6, burst: 9 };
+// 1000 a second, a burst of 1000: large enough to be served from leases (each replica may hold min(250, 100) / 3 = 33).
+const BIG_LIMIT = { principals: ['big'], readsPerMinute: 60_000, burst: 1000 };
 // Until the reload test replaces it: bob may not see (nor call) the upstream's `secret*` tools.
 const SECRET_TOOLS_POLICY = {
   default: 'allow',
@@ -54,7 +61,7 @@ class Replica extends HttpGatewayProcess {
       subscriptions: { coalesceMs: 0 },
       // A list notice leaves as soon as it is decided (so it is on its way before any later barrier).
       listChanged: { coalesceMs: 0 },
-      limits: { reads: [LIMIT] },
+      limits: { reads: [LIMIT, BIG_LIMIT] },
       audit: { file: this.audit },
       redis: { url: redis, keyPrefix: 'cluster-test:', replicas: 3, chain, reloadChannel: 'reload', dedupeMs: 2000, timeoutMs: 200 },
       policy: policy ?? SECRET_TOOLS_POLICY,
@@ -235,6 +242,16 @@ describe('three replicas, one Redis, one haproxy', () => {
     for (let i = 0; i < 12; i++) expect(textOf(await modern(lb(), 'alice', ++ids, 'resources/read', { uri: 'fx+fixture://res/0' }))).toBeDefined();
     // Redis's own count: one EVALSHA per limited read, nothing else (the script was loaded at connect).
     expect(roundTrips(evalsBefore, await redisCalls(redis.url))).toEqual({ evalsha: 18 });
+  });
+
+  it('rate limit, a large one: reads spread over the replicas are served from leases, fewer round trips than reads', async () => {
+    const before = await redisCalls(redis.url);
+    for (let i = 0; i < 90; i++) expect(textOf(await modern(lb(), 'big', ++ids, 'resources/read', { uri: 'fx+fixture://res/0' }))).toBeDefined();
+    for (const r of replicas) expect(r.auditRecords().filter((a) => a.principal === 'big').length).toBeGreaterThanOrEqual(20);
+    // Lease requests (and any give-back) only: without leases this would be 90 EVALSHAs.
+    const trips = roundTrips(before, await redisCalls(redis.url));
+    expect(Object.keys(trips)).toEqual(['evalsha']);
+    expect(trips.evalsha).toBeLessThan(90);
   });
 
   it('2025 sessions stick to their replica through haproxy (its Mcp-Session-Id): every request of a session is served', async () => {

@@ -24,8 +24,17 @@ describe('examples/cluster', () => {
       replicas: 1,
       dedupeMs: 500,
       timeoutMs: 250,
+      leaseMs: 250,
     });
-    for (const bad of [{ url: 'http://x' }, { replicas: 0 }, { chain: 'a/b' }, { passwordEnv: 'not a name' }, { password: 'inline' }]) {
+    for (const bad of [
+      { url: 'http://x' },
+      { replicas: 0 },
+      { chain: 'a/b' },
+      { passwordEnv: 'not a name' },
+      { password: 'inline' },
+      { leaseMs: -1 },
+      { leaseMs: 60_001 },
+    ]) {
       expect(RedisSchema.safeParse(bad).success, JSON.stringify(bad)).toBe(false);
     }
     // Without the block, nothing of it is in the config.

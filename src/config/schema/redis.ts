@@ -59,6 +59,15 @@ export const RedisSchema = z.strictObject({
    * fallback bucket and counted as a fallback. Default: 250.
    */
   timeoutMs: positiveInt().max(10_000).default(250),
+  /**
+   * Leases of rate-limit tokens. A replica takes a batch of tokens from a shared bucket in one
+   * round trip and serves limited requests from it with none, fetching the next batch ahead. The
+   * replicas together hold at most the tokens the bucket refills in this many milliseconds (and a
+   * tenth of its burst): that is the most the cluster's total can be off by at a moment. A lease
+   * unused this long is given back. A limit refilling fewer than 2 tokens per replica in it is taken
+   * one round trip per request, as is any bucket nearly empty. 0: no leases. Default: 250.
+   */
+  leaseMs: z.number().int().min(0).max(60_000).default(250),
 });
 
 /** The validated `redis` block. */
