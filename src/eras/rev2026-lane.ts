@@ -31,9 +31,9 @@ interface ServerInternals {
 export interface ModernWire {
   /**
    * The client capabilities of `params`' envelope when the request is one the lane may take: params
-   * of exactly `uri` (a string) and `_meta`, the `_meta` exactly the three envelope keys (this
-   * revision, a `clientInfo` of exactly a string `name` and `version`, capabilities that ask for no
-   * input), accepted by the SDK's own `checkInboundEnvelope`. Undefined for anything else.
+   * of exactly `uri` (a string) and `_meta`, the `_meta` exactly the envelope keys (this revision,
+   * capabilities that are empty, and optionally a `clientInfo` of exactly a string `name` and
+   * `version`), accepted by the SDK's own `checkInboundEnvelope`. Undefined for anything else.
    */
   plainRead(params: Record<string, unknown>): ClientCapabilities | undefined;
   /**
@@ -83,6 +83,8 @@ export function servedAtEntry(message: object, kind: MessageKind): boolean {
 
 /** How many accepted `clientInfo` pairs are remembered (a client sends one; the bound keeps a hostile one from growing it). */
 const MEMO = 8;
+/** The memo's key for an envelope without `clientInfo` (optional in the SDK's envelope schema); no name and version pair can spell it. */
+const NO_CLIENT_INFO = '\u0001';
 
 /**
  * The SDK's protocol steps of `server` (a 2026-07-28 instance), or undefined when they are not where
@@ -117,13 +119,18 @@ export function modernWire(server: Server): ModernWire | undefined {
   };
   /** The capabilities of an envelope of exactly the three required keys, asking for nothing, that the SDK accepts. */
   const plainEnvelope = (meta: unknown): ClientCapabilities | undefined => {
-    if (!isPlainObject(meta) || keyCount(meta) !== 3 || meta[PROTOCOL_VERSION_META_KEY] !== Revisions.modern) return undefined;
+    if (!isPlainObject(meta) || meta[PROTOCOL_VERSION_META_KEY] !== Revisions.modern) return undefined;
     const info = meta[CLIENT_INFO_META_KEY];
     const caps = meta[CLIENT_CAPABILITIES_META_KEY];
-    if (!isPlainObject(info) || !isPlainObject(caps) || keyCount(caps) !== 0 || answersInput(caps)) return undefined;
-    const { name, version } = info;
-    if (typeof name !== 'string' || typeof version !== 'string' || keyCount(info) !== 2) return undefined;
-    const key = `${name}\u0000${version}`;
+    if (keyCount(meta) !== (info === undefined ? 2 : 3)) return undefined;
+    if (!isPlainObject(caps) || keyCount(caps) !== 0 || answersInput(caps)) return undefined;
+    let key = NO_CLIENT_INFO;
+    if (info !== undefined) {
+      if (!isPlainObject(info)) return undefined;
+      const { name, version } = info;
+      if (typeof name !== 'string' || typeof version !== 'string' || keyCount(info) !== 2) return undefined;
+      key = `${name}\u0000${version}`;
+    }
     if (accepted.has(key)) return caps;
     if (checked.checkInboundEnvelope({ envelope: meta }) !== undefined) return undefined;
     if (accepted.size >= MEMO) accepted.clear();

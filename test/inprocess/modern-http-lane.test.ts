@@ -57,6 +57,9 @@ const SCRIPT: Post[] = [
   { body: read(29, 'a+x://1'), headers: { 'mcp-name': '=?base64?YSt4Oi8vMQ==?=' } },
   { body: read(30, '=?base64?YSt4Oi8vMQ==?='), uri: '=?base64?YSt4Oi8vMQ==?=' },
   { body: read(31, 'a+x://1') },
+  { body: read(32, 'a+x://1', { 'io.modelcontextprotocol/protocolVersion': V2026, 'io.modelcontextprotocol/clientCapabilities': {} }) },
+  { body: read(33, 'a+x://1', { ...env, 'io.modelcontextprotocol/clientInfo': 'me' }) },
+  { body: read(34, 'a+x://1', { ...env, 'io.modelcontextprotocol/clientInfo': undefined }) },
 ];
 
 /** How many `resources/read` requests reached an SDK Server's Protocol. */
@@ -124,8 +127,8 @@ describe('the 2026-07-28 HTTP lane', () => {
     const sdk = await run(false);
     expect(lane.out).toEqual(sdk.out);
     expect(lane.records).toEqual(sdk.records);
-    // The lane took the plain reads after the first (2, s-3, 4–8, 14–16: the Accept header changes nothing, and 31); the SDK every other one.
-    expect(sdk.sdkReads - lane.sdkReads).toBe(11);
+    // The lane took the plain reads after the first (2, s-3, 4–8, 14–16: the Accept header changes nothing, 31, 32: no clientInfo, 34: the same once sent); the SDK every other one.
+    expect(sdk.sdkReads - lane.sdkReads).toBe(13);
     // What the script covers: a 2026 answer's fields, not-found as -32602 on a 200, a denial that looks like a miss.
     const serverInfo = { 'io.modelcontextprotocol/serverInfo': { name: 'mcp-federate', version: expect.any(String) } };
     expect(lane.out[1]).toEqual({

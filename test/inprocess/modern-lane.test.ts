@@ -31,7 +31,7 @@ const SCRIPT: [number | string, unknown][] = [
   [12, { uri: 'a+x://1' }], // no envelope
   [13, { uri: 'a+x://1', _meta: { ...env, [PV]: '2025-11-25' } }],
   [14, { uri: 'a+x://1', _meta: { ...env, [PV]: '2099-01-01' } }],
-  [15, { uri: 'a+x://1', _meta: { [PV]: V2026, [CC]: {} } }], // no clientInfo: valid, left to the SDK
+  [15, { uri: 'a+x://1', _meta: { [PV]: V2026, [CC]: {} } }], // no clientInfo: valid, and plain
   [16, { uri: 'a+x://1', _meta: { ...env, [CC]: 'none' } }],
   [17, { uri: 'a+x://1', _meta: { ...env, [CI]: { name: 7, version: '1' } } }],
   [18, { uri: 'a+x://1', _meta: { ...env, [CI]: { ...CLIENT_INFO, title: 'T' } } }],
@@ -181,9 +181,9 @@ describe('the edge fast lane (2026-07-28 stdio)', () => {
     const sdk = await run(false);
     expect(lane.out).toEqual(sdk.out);
     expect(lane.records).toEqual(sdk.records);
-    // The lane took the plain reads after the first (2, s-3, 4–8, 25: another client's name, 29); the SDK every other one.
+    // The lane took the plain reads after the first (2, s-3, 4–8, 15: no clientInfo, 25: another client's name, 29); the SDK every other one.
     expect(sdk.sdkReads).toBe(SCRIPT.length - 2); // params null or an array: answered at the edge, before either
-    expect(lane.sdkReads).toBe(sdk.sdkReads - 9);
+    expect(lane.sdkReads).toBe(sdk.sdkReads - 10);
     // The script covers what it means to: the 2026 answer's fields, not-found as -32602, a denial that looks like a miss.
     const serverInfo = { 'io.modelcontextprotocol/serverInfo': { name: 'mcp-federate', version: expect.any(String) } };
     expect(lane.out['2']).toEqual({
