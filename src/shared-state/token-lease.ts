@@ -1,30 +1,7 @@
 // Leases from the shared token buckets: take up to k tokens in one atomic script call, or give unused ones back. Same bucket and arithmetic as token-bucket.ts.
 import type { SharedLink } from './link.js';
 import { LuaScript } from './lua-script.js';
-
-/** The refill both scripts start with, as TOKEN_BUCKET_LUA does it: `tokens` refilled to now (capped at burst), `at` now; an absent bucket is full. */
-const REFILL = `
-local t = redis.call('TIME')
-local now = tonumber(t[1]) * 1000 + tonumber(t[2]) / 1000
-local burst = tonumber(ARGV[1])
-local perMs = tonumber(ARGV[2])
-local b = redis.call('HMGET', KEYS[1], 't', 'at')
-local tokens = tonumber(b[1])
-local at = tonumber(b[2])
-local absent = tokens == nil or at == nil
-if absent then
-  tokens = burst
-  at = now
-else
-  tokens = math.min(burst, tokens + math.max(0, now - at) * perMs)
-  if now > at then at = now end
-end
-`;
-
-const STORE = `
-redis.call('HSET', KEYS[1], 't', string.format('%.17g', tokens), 'at', string.format('%.17g', at))
-redis.call('PEXPIRE', KEYS[1], math.ceil((burst - tokens) / perMs) + 1000)
-`;
+import { REFILL_LUA, STORE_LUA } from './token-bucket.js';
 
 /**
  * KEYS[1]: the bucket (as TOKEN_BUCKET_LUA's). ARGV: burst, refill per ms, `want` (≥ 1), `reserve`.
@@ -33,7 +10,7 @@ redis.call('PEXPIRE', KEYS[1], math.ceil((burst - tokens) / perMs) + 1000)
  * Returns {granted, retryAfterMs, roomy}: `roomy` is 1 when the bucket held `reserve` or more, so
  * the caller may lease again.
  */
-export const TOKEN_LEASE_LUA = `${REFILL}
+export const TOKEN_LEASE_LUA = `${REFILL_LUA}
 local want = tonumber(ARGV[3])
 local reserve = tonumber(ARGV[4])
 local roomy = 0
@@ -48,7 +25,7 @@ else
   retry = math.max(1, math.ceil((1 - tokens) / perMs))
 end
 tokens = math.max(0, tokens - granted)
-${STORE}
+${STORE_LUA}
 return {granted, retry, roomy}
 `;
 
@@ -57,10 +34,10 @@ return {granted, retry, roomy}
  * capped at burst (a bucket that refilled meanwhile keeps no more than a full one). An absent
  * bucket is full already: nothing to do. Returns 1 when tokens were added, else 0.
  */
-export const GIVE_BACK_LUA = `${REFILL}
+export const GIVE_BACK_LUA = `${REFILL_LUA}
 if absent then return 0 end
 tokens = math.min(burst, tokens + tonumber(ARGV[3]))
-${STORE}
+${STORE_LUA}
 return 1
 `;
 
