@@ -3,6 +3,7 @@ import { Server } from '@modelcontextprotocol/sdk/server/index.js';
 import { CallToolRequestSchema, ListToolsRequestSchema } from '@modelcontextprotocol/sdk/types.js';
 import { counter } from './gate.js';
 import { startHarness, type Harness } from './harness.js';
+import type { AuditLog } from '../../src/audit/log.js';
 import { createUpstreamServer } from './upstream-server.mjs';
 
 /**
@@ -70,4 +71,18 @@ export function toolsUpstream(onHang?: () => void, onCancelled?: () => void): Se
     throw new Error(`no tool ${req.params.name}`);
   });
   return server;
+}
+
+/**
+ * The harness of the lanes' differential tests: upstream `a` ({@link resourcesUpstream}, uncached),
+ * with `tools` also `t` ({@link toolsUpstream}), `config` (policy, limits), `audit`, the lane on or off.
+ */
+export function laneHarness(fastLane: boolean, options: { config: Record<string, unknown>; audit: AuditLog; tools?: boolean }): Promise<Harness> {
+  return startHarness({
+    upstreams: { a: () => resourcesUpstream(), ...(options.tools ? { t: () => toolsUpstream() } : {}) },
+    serverFields: { a: { cache: false } },
+    config: options.config,
+    audit: options.audit,
+    fastLane,
+  });
 }

@@ -12,3 +12,15 @@ export function memoryAudit(): AuditLog & { entries: AuditEntry[] } {
     [Symbol.asyncDispose]: async () => undefined,
   };
 }
+
+/**
+ * What `audit` recorded, without what differs between two runs of one script (times, durations, the
+ * session id): each entry with its caller reduced to the principal and the transport. The lane tests
+ * compare these between the lane and the SDK path.
+ */
+export function comparableRecords(audit: { entries: AuditEntry[] }): Record<string, unknown>[] {
+  return audit.entries.map((e) => {
+    const { durationMs: _d, caller, ...rest } = e;
+    return { ...rest, principal: caller.principal, transport: caller.transport };
+  });
+}

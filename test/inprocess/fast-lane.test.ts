@@ -1,8 +1,8 @@
 // The edge fast lane of 2025-11-25 connections (stdio and HTTP sessions): the same answers, audit records and cancellations as the SDK path, request by request.
 import { describe, expect, it } from 'vitest';
-import { resourcesUpstream, slowReadHarness, toolsUpstream } from '../helpers/lane-upstream.js';
+import { laneHarness, slowReadHarness } from '../helpers/lane-upstream.js';
 import { startHarness } from '../helpers/harness.js';
-import { memoryAudit } from '../helpers/memory-audit.js';
+import { comparableRecords, memoryAudit } from '../helpers/memory-audit.js';
 import { RawClient } from '../helpers/raw-client.js';
 import { testEndpoint } from '../helpers/http-endpoint.js';
 import { legacyInputUpstream, newInputLog } from '../helpers/input-upstreams.js';
@@ -44,13 +44,7 @@ const SCRIPT: [number | string, string, unknown][] = [
 /** The script over a 2025-11-25 HTTP session (real HTTP on 127.0.0.1): each answer as its POST carried it, and the HTTP status. */
 async function runHttp(fastLane: boolean) {
   const audit = memoryAudit();
-  await using h = await startHarness({
-    upstreams: { a: () => resourcesUpstream(), t: () => toolsUpstream() },
-    serverFields: { a: { cache: false } },
-    config: { policy: POLICY },
-    audit,
-    fastLane,
-  });
+  await using h = await laneHarness(fastLane, { config: { policy: POLICY }, audit, tools: true });
   const endpoint = testEndpoint(h.proxy);
   try {
     await using c = RawClient.http(await endpoint.listen());
@@ -61,10 +55,7 @@ async function runHttp(fastLane: boolean) {
       await c.send({ jsonrpc: '2.0', id, method, params });
       out[String(id)] = { answer: await c.answer(id), status: c.carrier.statusOf(id) };
     }
-    const records = audit.entries.map((e) => {
-      const { durationMs: _d, ts: _t, caller, ...rest } = e as unknown as Record<string, unknown> & { caller: Record<string, unknown> };
-      return { ...rest, principal: caller.principal, transport: caller.transport };
-    });
+    const records = comparableRecords(audit);
     return { out, records };
   } finally {
     await endpoint.close();
@@ -73,12 +64,10 @@ async function runHttp(fastLane: boolean) {
 
 async function run(fastLane: boolean) {
   const audit = memoryAudit();
-  await using h = await startHarness({
-    upstreams: { a: () => resourcesUpstream(), t: () => toolsUpstream() },
-    serverFields: { a: { cache: false } },
+  await using h = await laneHarness(fastLane, {
     config: { policy: POLICY, limits: [{ principals: ['*'], readsPerMinute: 6000, burst: 1000 }] },
     audit,
-    fastLane,
+    tools: true,
   });
   await using c = await RawClient.memory((t) => h.proxy.connect(t));
   await c.initialize();
@@ -88,10 +77,7 @@ async function run(fastLane: boolean) {
     out[String(id)] = await c.answer(id);
   }
   // What the audit log holds, without what differs between runs (times, durations, the session id).
-  const records = audit.entries.map((e) => {
-    const { durationMs: _d, ts: _t, caller, ...rest } = e as unknown as Record<string, unknown> & { caller: Record<string, unknown> };
-    return { ...rest, principal: caller.principal };
-  });
+  const records = comparableRecords(audit);
   return { out, records };
 }
 

@@ -1,10 +1,9 @@
 // The 2026-07-28 HTTP lane (plain reads past SDK v2's createMcpHandler): the same statuses, bodies and audit records as the SDK path, request by request.
 import { afterEach, describe, expect, it, vi } from 'vitest';
 import { Server as SdkServer } from '@modelcontextprotocol/server';
-import { resourcesUpstream, slowReadHarness } from '../helpers/lane-upstream.js';
-import { startHarness } from '../helpers/harness.js';
+import { laneHarness, slowReadHarness } from '../helpers/lane-upstream.js';
 import { testEndpoint } from '../helpers/http-endpoint.js';
-import { memoryAudit } from '../helpers/memory-audit.js';
+import { comparableRecords, memoryAudit } from '../helpers/memory-audit.js';
 import { modernEnvelope, V2026 } from '../helpers/rpc-messages.js';
 
 const POLICY = { default: 'allow', rules: [{ id: 'no-secret', effect: 'deny', resources: ['a+x://secret*'] }] };
@@ -98,23 +97,14 @@ async function post(url: URL, { uri = 'a+x://1', headers = {}, body }: Post, sig
 async function run(fastLane: boolean) {
   const audit = memoryAudit();
   const reads = sdkReads();
-  await using h = await startHarness({
-    upstreams: { a: () => resourcesUpstream() },
-    serverFields: { a: { cache: false } },
-    config: { policy: POLICY },
-    audit,
-    fastLane,
-  });
+  await using h = await laneHarness(fastLane, { config: { policy: POLICY }, audit });
   const endpoint = testEndpoint(h.proxy);
   try {
     const url = await endpoint.listen();
     const out: Record<string, unknown>[] = [];
     out.push(await post(url, { body: read(1, 'a+x://1') })); // the SDK serves the first: its Server becomes the lane's codec
     for (const p of SCRIPT) out.push(await post(url, p));
-    const records = audit.entries.map((e) => {
-      const { durationMs: _d, ts: _t, caller, ...rest } = e as unknown as Record<string, unknown> & { caller: Record<string, unknown> };
-      return { ...rest, principal: caller.principal };
-    });
+    const records = comparableRecords(audit);
     return { out, records, sdkReads: reads.count() };
   } finally {
     await endpoint.close();

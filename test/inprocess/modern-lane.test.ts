@@ -1,10 +1,10 @@
 // The edge fast lane of 2026-07-28 stdio connections (beside SDK v2's serveStdio): the same answers, audit records and cancellations as the SDK path, request by request, and every message classified once.
 import { afterEach, describe, expect, it, vi } from 'vitest';
 import { Server as SdkServer } from '@modelcontextprotocol/server';
-import { resourcesUpstream, slowReadHarness, toolsUpstream } from '../helpers/lane-upstream.js';
+import { laneHarness, resourcesUpstream, slowReadHarness, toolsUpstream } from '../helpers/lane-upstream.js';
 import { counter } from '../helpers/counter.mjs';
 import { startHarness } from '../helpers/harness.js';
-import { memoryAudit } from '../helpers/memory-audit.js';
+import { comparableRecords, memoryAudit } from '../helpers/memory-audit.js';
 import { RawClient } from '../helpers/raw-client.js';
 import { CLIENT_INFO, modernEnvelope, V2026 } from '../helpers/rpc-messages.js';
 
@@ -118,12 +118,10 @@ async function runAfterPin(fastLane: boolean) {
   const audit = memoryAudit();
   const delivered = channelDeliveries();
   const calls = sdkReads('tools/call', false);
-  await using h = await startHarness({
-    upstreams: { a: () => resourcesUpstream(), t: () => toolsUpstream() },
-    serverFields: { a: { cache: false } },
+  await using h = await laneHarness(fastLane, {
     config: { policy: { ...POLICY, rules: [...POLICY.rules, { id: 'no-secret-tool', effect: 'deny', tools: ['t__secret'] }] } },
     audit,
-    fastLane,
+    tools: true,
   });
   await using c = await RawClient.memory((t) => h.proxy.connect(t));
   const out: Record<string, unknown> = {};
@@ -139,10 +137,7 @@ async function runAfterPin(fastLane: boolean) {
     out[String(id)] = await c.answer(id);
   }
   for (const [id] of AFTER_PIN) expect(c.answers(id)).toHaveLength(1);
-  const records = audit.entries.map((e) => {
-    const { durationMs: _d, ts: _t, caller, ...rest } = e as unknown as Record<string, unknown> & { caller: Record<string, unknown> };
-    return { ...rest, principal: caller.principal };
-  });
+  const records = comparableRecords(audit);
   return { out, records, delivered: [...delivered], sdkCalls: calls.count() };
 }
 
@@ -153,13 +148,7 @@ afterEach(() => {
 async function run(fastLane: boolean) {
   const audit = memoryAudit();
   const reads = sdkReads();
-  await using h = await startHarness({
-    upstreams: { a: () => resourcesUpstream() },
-    serverFields: { a: { cache: false } },
-    config: { policy: POLICY, limits: [{ principals: ['*'], readsPerMinute: 6000, burst: 1000 }] },
-    audit,
-    fastLane,
-  });
+  await using h = await laneHarness(fastLane, { config: { policy: POLICY, limits: [{ principals: ['*'], readsPerMinute: 6000, burst: 1000 }] }, audit });
   await using c = await RawClient.memory((t) => h.proxy.connect(t));
   const out: Record<string, unknown> = {};
   out.discover = await c.request('server/discover', { _meta: env }, 'd');
@@ -168,10 +157,7 @@ async function run(fastLane: boolean) {
     out[String(id)] = await c.answer(id);
   }
   // What the audit log holds, without what differs between runs (times, durations, the session id).
-  const records = audit.entries.map((e) => {
-    const { durationMs: _d, ts: _t, caller, ...rest } = e as unknown as Record<string, unknown> & { caller: Record<string, unknown> };
-    return { ...rest, principal: caller.principal };
-  });
+  const records = comparableRecords(audit);
   return { out, records, sdkReads: reads.count() };
 }
 
