@@ -15,7 +15,7 @@ import { failureAnswer } from './request-failure.js';
 import { callerOf } from './request-caller.js';
 import type { CallRelay } from '../federation/relay.js';
 import type { LazyAbort } from '../cancel.js';
-import { LaneRequests, NEVER_ABORTED } from './lane-requests.js';
+import { LaneRequests, NEVER_ABORTED, started } from './lane-requests.js';
 import { isPlainObject } from '../wire/envelope.js';
 import { MAX_ITEM_NAME } from '../protocol.js';
 
@@ -90,14 +90,7 @@ export function fastLane(options: FastLaneOptions): Wrapper<ClassifiedHandler> {
   };
 
   const settle = (id: Id, controller: LazyAbort, method: string, uri: string | undefined, by: Caller, start: () => Promise<Record<string, unknown>>) => {
-    // Started here, so that a synchronous throw is answered like a rejection (as the SDK's dispatch does), never thrown into the transport.
-    let outcome: Promise<Record<string, unknown>>;
-    try {
-      outcome = start();
-    } catch (err) {
-      outcome = Promise.reject(err);
-    }
-    outcome.then(
+    started(start).then(
       (result) => {
         requests.end(id, controller);
         if (controller.aborted) return;

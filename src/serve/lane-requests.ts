@@ -41,3 +41,15 @@ export class LaneRequests {
     cancel.abort(params?.reason);
   }
 }
+
+/**
+ * `start()`, a synchronous throw turned into a rejection: a lane answers it like any failure (as the
+ * SDK's dispatch does), never throws it into the transport.
+ */
+export function started<T>(start: () => Promise<T>): Promise<T> {
+  try {
+    return start();
+  } catch (err) {
+    return Promise.reject(err);
+  }
+}

@@ -3,7 +3,7 @@ import type { JSONRPCMessage, Server } from '@modelcontextprotocol/server';
 import type { AccessGate } from '../access/gate.js';
 import type { Caller } from '../caller.js';
 import type { LazyAbort } from '../cancel.js';
-import { LaneRequests, NEVER_ABORTED } from './lane-requests.js';
+import { LaneRequests, NEVER_ABORTED, started } from './lane-requests.js';
 import { isPlainObject } from '../wire/envelope.js';
 import { errorAnswer, JsonRpc } from '../errors.js';
 import type { EraEdge } from '../eras/era.js';
@@ -232,13 +232,7 @@ export function laneAnswers(wire: ModernWire, answering: LaneAnswering) {
     start: () => Promise<Record<string, unknown>>,
     shape: (result: Record<string, unknown>) => Record<string, unknown>,
   ) => {
-    let outcome: Promise<Record<string, unknown>>;
-    try {
-      outcome = start();
-    } catch (err) {
-      outcome = Promise.reject(err);
-    }
-    outcome.then(
+    started(start).then(
       (result) => {
         if (done(id, controller)) return;
         const answered = shape(result);
