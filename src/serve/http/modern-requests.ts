@@ -134,7 +134,7 @@ export class ModernRequests {
     const gone = () => controller.abort('client disconnected');
     res.once('close', gone);
     const send = (answer: JSONRPCMessage): Promise<void> => {
-      if (!res.writableEnded) res.writeHead(answerStatus(answer as { error?: { code?: unknown } }), JSON_TYPE).end(JSON.stringify(answer));
+      if (!res.writableEnded) writeAnswer(res, answerStatus(answer as { error?: { code?: unknown } }), JSON.stringify(answer));
       return Promise.resolve();
     };
     const settle = laneAnswers(wire, {
@@ -211,6 +211,25 @@ export class ModernRequests {
     const opened = listen;
     res.once('close', () => listens.delete(opened));
   }
+}
+
+/** Bytes per write of a large answer: the output budget is checked after each, and stops one that takes its principal past the bound. */
+const SLICE = 256 * 1024;
+
+/**
+ * Sends one JSON answer with its `Content-Length`. A large one goes out as bytes, a slice per write:
+ * the principal's output budget (which checks after every write) closes the response as soon as it
+ * goes past the bound, before the rest is queued, and the text is not held beside the bytes.
+ */
+function writeAnswer(res: ServerResponse, status: number, body: string): void {
+  if (body.length <= SLICE) {
+    res.writeHead(status, JSON_TYPE).end(body);
+    return;
+  }
+  const bytes = Buffer.from(body);
+  res.writeHead(status, { ...JSON_TYPE, 'content-length': String(bytes.length) });
+  for (let at = 0; at < bytes.length && !res.destroyed; at += SLICE) res.write(bytes.subarray(at, at + SLICE));
+  if (!res.destroyed) res.end();
 }
 
 function keyCount(value: object): number {
