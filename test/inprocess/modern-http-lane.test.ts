@@ -2,7 +2,9 @@
 import { afterEach, describe, expect, it, vi } from 'vitest';
 import { Server as SdkServer } from '@modelcontextprotocol/server';
 import { laneHarness, slowReadHarness } from '../helpers/lane-upstream.js';
+import { startHarness } from '../helpers/harness.js';
 import { testEndpoint } from '../helpers/http-endpoint.js';
+import { createUpstreamServer } from '../helpers/upstream-server.mjs';
 import { comparableRecords, memoryAudit } from '../helpers/memory-audit.js';
 import { modernEnvelope, V2026 } from '../helpers/rpc-messages.js';
 
@@ -163,5 +165,35 @@ describe('the 2026-07-28 HTTP lane', () => {
         await endpoint.close();
       }
     }
+  });
+
+  it('a large answer (written a slice at a time, with its Content-Length) arrives whole and the same as the SDK sends it', async () => {
+    const text = 'é0123456789'.repeat(60_000); // 660 KiB of UTF-8, more than one slice, with a multi-byte character at every start
+    const bodies: unknown[] = [];
+    for (const fastLane of [true, false]) {
+      await using h = await startHarness({
+        upstreams: { b: () => createUpstreamServer({ read: (uri) => ({ contents: [{ uri, text }] }) }).server },
+        serverFields: { b: { cache: false } },
+        fastLane,
+      });
+      const endpoint = testEndpoint(h.proxy);
+      try {
+        const url = await endpoint.listen();
+        expect(await post(url, { body: read(1, 'b+x://1'), uri: 'b+x://1' })).toMatchObject({ status: 200 }); // the SDK's
+        const res = await fetch(url, {
+          method: 'POST',
+          headers: { 'content-type': 'application/json', 'mcp-protocol-version': V2026, 'mcp-method': 'resources/read', 'mcp-name': 'b+x://2' },
+          body: JSON.stringify(read(2, 'b+x://2')),
+        });
+        const bytes = Buffer.from(await res.arrayBuffer());
+        if (fastLane) expect(res.headers.get('content-length')).toBe(String(bytes.length));
+        const body = JSON.parse(bytes.toString('utf8')) as { result: { contents: { text: string }[] } };
+        expect(body.result.contents[0]?.text).toBe(text);
+        bodies.push(body);
+      } finally {
+        await endpoint.close();
+      }
+    }
+    expect(bodies[0]).toEqual(bodies[1]);
   });
 });
