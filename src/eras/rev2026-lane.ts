@@ -9,7 +9,7 @@ import {
 import { MAX_ITEM_NAME, Revisions } from '../protocol.js';
 import type { ClassifiedHandler, MessageKind } from '../wire/compose.js';
 import { protocolEntry } from '../wire/dispatch.js';
-import { isPlainObject } from '../wire/envelope.js';
+import { isPlainObject, keyCount } from '../wire/envelope.js';
 import { answersInput } from './input-bridge.js';
 
 /** The SDK 2.x codec functions the lane calls (TypeScript-private, present at run time; pinned by a test). */
@@ -163,10 +163,4 @@ export function modernWire(server: Server): ModernWire | undefined {
 /** Whether `result` is an `input_required` answer (as the SDK tells it). */
 export function isInputRequired(result: Record<string, unknown>): boolean {
   return result.resultType === 'input_required';
-}
-
-function keyCount(value: Record<string, unknown>): number {
-  let n = 0;
-  for (const _ in value) n++;
-  return n;
 }

@@ -21,6 +21,13 @@ const RESPONSE: Envelope = Object.freeze({ kind: 'response' });
 /** A JSON object: not null, not an array. */
 export const isPlainObject = (v: unknown): v is Record<string, unknown> => typeof v === 'object' && v !== null && !Array.isArray(v);
 
+/** How many enumerable keys `value` has, counted without allocating a key array (the lanes' exact-shape checks). */
+export function keyCount(value: object): number {
+  let n = 0;
+  for (const _ in value) n++;
+  return n;
+}
+
 /** A valid id: a string, or an integer (JSON-RPC discourages fractions; MCP forbids null). */
 const isValidId = (v: unknown): v is string | number => typeof v === 'string' || (typeof v === 'number' && Number.isSafeInteger(v));
 

@@ -23,7 +23,7 @@ import { edgeOf } from '../../eras/edges.js';
 import { answerStatus, plainReadHeaders } from '../../eras/rev2026-http-lane.js';
 import { modernWire, type ModernWire } from '../../eras/rev2026-lane.js';
 import { traceDownstream, tracing } from '../../observe/tracing.js';
-import { isPlainObject } from '../../wire/envelope.js';
+import { isPlainObject, keyCount } from '../../wire/envelope.js';
 import { NEVER_ABORTED } from '../lane-requests.js';
 import { laneAnswers } from '../modern-lane.js';
 
@@ -230,10 +230,4 @@ function writeAnswer(res: ServerResponse, status: number, body: string): void {
   res.writeHead(status, { ...JSON_TYPE, 'content-length': String(bytes.length) });
   for (let at = 0; at < bytes.length && !res.destroyed; at += SLICE) res.write(bytes.subarray(at, at + SLICE));
   if (!res.destroyed) res.end();
-}
-
-function keyCount(value: object): number {
-  let n = 0;
-  for (const _ in value) n++;
-  return n;
 }
