@@ -39,7 +39,7 @@ export interface Cluster {
   publishReload(): void;
   /** With `redis.reloadChannel`: `listener` runs when another replica published a reload. */
   onReload(listener: () => void): void;
-  /** Closes the link. Idempotent. */
+  /** Gives back every open limiter's leased tokens, then closes the link. Idempotent. */
   close(): Promise<void>;
 }
 
@@ -67,6 +67,8 @@ export async function openCluster(config: RedisConfig, options: ClusterOptions):
   const bus = new ChangeBus(link, origin);
   const changeListeners: ((c: ChangeEvent) => void)[] = [];
   const reloadListeners: (() => void)[] = [];
+  /** The limiters handed out and not closed yet (a reload closes those it replaced). */
+  const limiters = new Set<SharedRateLimiter>();
   const reloadChannel = config.reloadChannel === undefined ? undefined : `${link.prefix}${config.reloadChannel}`;
   const subscribed = (what: string, p: Promise<void>) =>
     p.catch((err: unknown) => logger.error({ err: String(err), channel: what }, 'redis subscribe failed: changes of other replicas are not heard'));
@@ -89,19 +91,27 @@ export async function openCluster(config: RedisConfig, options: ClusterOptions):
     replica,
     config,
     counters: link.counters,
-    limiter: (bucket, limits, o = {}) =>
-      new SharedRateLimiter(bucket, limits, link, {
+    limiter: (bucket, limits, o = {}) => {
+      const limiter: SharedRateLimiter = new SharedRateLimiter(bucket, limits, link, {
         replicas: config.replicas,
         timeoutMs: config.timeoutMs,
         leaseMs: config.leaseMs,
+        onClose: () => limiters.delete(limiter),
         ...(o.now ? { now: o.now } : {}),
-      }),
+      });
+      limiters.add(limiter);
+      return limiter;
+    },
     publishChange: (change) => bus.publish(change),
     onChange: (listener) => void changeListeners.push(listener),
     publishReload: () => {
       if (reloadChannel) link.publish(reloadChannel, origin);
     },
     onReload: (listener) => void reloadListeners.push(listener),
-    close: () => link.close(),
+    close: async () => {
+      // Leased tokens go back while the link is still up: a replica that stops takes nothing from the others.
+      await Promise.allSettled([...limiters].map((l) => l.close()));
+      await link.close();
+    },
   };
 }

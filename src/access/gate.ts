@@ -144,8 +144,12 @@ export class AccessGate {
 
   /** Replaces the policy and the rate limits (a reload); standing subscriptions are decided again at their next delivery. */
   reload(rules: AccessRules): void {
+    const replaced = this.rules;
     this.rules = rules;
     this.generation++;
+    // What the old limiters hold of shared state (leased tokens) goes back; a take in flight on them still gets its answer.
+    for (const limiter of [replaced.limiter, replaced.completions, replaced.calls])
+      if (limiter !== rules.limiter && limiter !== rules.completions && limiter !== rules.calls) void limiter?.close?.();
   }
 
   /**

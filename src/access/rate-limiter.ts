@@ -23,6 +23,8 @@ export type TakeResult = { readonly ok: true } | { readonly ok: false; readonly 
 export interface Limiter {
   /** Takes one from the caller's principal's bucket. */
   take(caller: RateLimitSubject): TakeResult | Promise<TakeResult>;
+  /** Hands back what it holds of shared state (leased tokens), when it has any. Idempotent. */
+  close?(): Promise<void>;
 }
 
 /** Options of {@link RateLimiter}. */

@@ -16,6 +16,8 @@ export interface SharedRateLimiterOptions extends Omit<RateLimiterOptions, 'shar
    * trip per limited take. Default: 250.
    */
   leaseMs?: number;
+  /** Called once, when {@link SharedRateLimiter.close} is first called (the cluster stops tracking it). */
+  onClose?: () => void;
 }
 
 const OK: TakeResult = Object.freeze({ ok: true });
@@ -42,6 +44,7 @@ export class SharedRateLimiter implements Limiter {
   private readonly leaseMs: number;
   /** This limiter's leases, one per principal whose limit is large enough. */
   readonly leases: TokenLeases;
+  private onClose: (() => void) | undefined;
 
   constructor(
     private readonly bucket: string,
@@ -49,9 +52,10 @@ export class SharedRateLimiter implements Limiter {
     private readonly link: SharedLink,
     private readonly options: SharedRateLimiterOptions,
   ) {
-    const { replicas, timeoutMs, leaseMs: _l, ...local } = options;
+    const { replicas, timeoutMs, leaseMs: _l, onClose: _c, ...local } = options;
     this.fallback = new RateLimiter(limits, { ...local, share: replicas });
     this.leaseMs = options.leaseMs ?? 250;
+    this.onClose = options.onClose;
     this.leases = new TokenLeases({
       link,
       replicas,
@@ -76,8 +80,14 @@ export class SharedRateLimiter implements Limiter {
     );
   }
 
-  /** Gives every lease back to Redis. Idempotent. */
+  /**
+   * Gives every lease back to Redis (on shutdown, and when a reload replaced these limits). Takes
+   * after it still work, one round trip each. Idempotent.
+   */
   close(): Promise<void> {
+    const onClose = this.onClose;
+    this.onClose = undefined;
+    onClose?.();
     return this.leases.close();
   }
 

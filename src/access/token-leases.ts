@@ -101,6 +101,7 @@ export class TokenLeases {
 
   /** Takes one token of `bucket`: from the lease at once, else after one lease request. `fallback` decides when Redis fails. */
   take(bucket: LeasedBucket, fallback: () => TakeResult): TakeResult | Promise<TakeResult> {
+    if (this.closed) return this.unleased(bucket, fallback);
     let lease = this.leases.get(bucket.key);
     if (lease === undefined) {
       lease = { bucket, tokens: 0, size: Math.min(FIRST_SIZE, bucket.cap), grantedAt: undefined, expiresAt: 0, roomy: true, fetching: undefined };
@@ -137,13 +138,29 @@ export class TokenLeases {
     return this.leases.size;
   }
 
-  /** Gives every lease back and stops the timer; resolves when Redis has them (or failed to). Idempotent. */
+  /**
+   * Gives every lease back and stops the timer; resolves when Redis has them (or failed to). Lease
+   * requests still in flight land first and what they granted goes back too; takes after it (a
+   * replica still draining, or the rules a reload replaced) cost one round trip each, as without
+   * leases, so nothing is held once it has resolved. Idempotent.
+   */
   async close(): Promise<void> {
-    if (this.closed) return;
+    if (this.closed) return this.settled();
     this.closed = true;
     clearTimeout(this.timer);
     this.timer = undefined;
-    await Promise.all([...this.held].map((lease) => this.giveBack(lease)));
+    do {
+      await Promise.all([...this.held].map((lease) => this.giveBack(lease)));
+      await this.settled();
+    } while (this.held.size > 0);
+  }
+
+  /** One token for one take, with no lease (after {@link close}); `fallback` decides when Redis fails. */
+  private unleased(bucket: LeasedBucket, fallback: () => TakeResult): Promise<TakeResult> {
+    return leaseTokens(this.options.link, bucket.key, bucket, 1, 0, this.options.timeoutMs).then(
+      (answer): TakeResult => (answer.granted > 0 ? OK : { ok: false, retryAfterMs: answer.retryAfterMs }),
+      fallback,
+    );
   }
 
   /** Serves one token from the lease if it has one, and refills it ahead when it runs low. */
@@ -151,7 +168,7 @@ export class TokenLeases {
     if (lease.tokens < 1) return false;
     lease.tokens--;
     if (lease.tokens === 0) this.held.delete(lease);
-    if (lease.roomy && lease.fetching === undefined && lease.tokens <= lowWater(lease.size)) this.fetch(lease).catch(() => undefined);
+    if (lease.roomy && !this.closed && lease.fetching === undefined && lease.tokens <= lowWater(lease.size)) this.fetch(lease).catch(() => undefined);
     return true;
   }
 
@@ -159,7 +176,7 @@ export class TokenLeases {
     try {
       // Each pass either answers or waits on a request that granted tokens someone else served first.
       for (;;) {
-        if (lease.fetching === undefined && !lease.roomy) return await this.single(lease);
+        if (lease.fetching === undefined && (!lease.roomy || this.closed)) return await this.single(lease);
         const answer = await (lease.fetching ?? this.fetch(lease));
         if (this.serve(lease)) return OK;
         if (answer.granted === 0) return { ok: false, retryAfterMs: answer.retryAfterMs };

@@ -50,6 +50,8 @@ export interface HarnessOptions {
   bridgeTimer?: import('../../src/federation/listing.js').SetTimer;
   /** Wall clock of sealed input states (see `ProxyOptions.wallClock`). */
   wallClock?: () => number;
+  /** Scaled out: the Redis-backed cluster the proxy shares limits and changes through (see `ProxyOptions.cluster`). */
+  cluster?: import('../../src/cluster.js').Cluster;
 }
 
 export interface Harness extends AsyncDisposable {
@@ -98,6 +100,7 @@ export async function startHarness(options: HarnessOptions): Promise<Harness> {
     ...(options.metrics ? { metrics: options.metrics } : {}),
     ...(options.bridgeTimer ? { bridgeTimer: options.bridgeTimer } : {}),
     ...(options.wallClock ? { wallClock: options.wallClock } : {}),
+    ...(options.cluster ? { cluster: options.cluster } : {}),
   });
   if (options.awaitStart === false) void proxy.start();
   else await proxy.start();

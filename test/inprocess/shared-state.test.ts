@@ -1,11 +1,14 @@
 // Scale-out parts against a real redis-server: shared token buckets (one total for N replicas, the 1/N fallback, recovery), change events, reloads.
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { Writable } from 'node:stream';
 import { openCluster, type ChangeEvent, type Cluster } from '../../src/cluster.js';
 import { RedisSchema } from '../../src/config/schema.js';
 import { RateLimitSchema } from '../../src/config/schema.js';
 import { createLogger } from '../../src/logger.js';
 import { freePort, RedisServer } from '../helpers/services.js';
+import { startHarness } from '../helpers/harness.js';
+import { createUpstreamServer } from '../helpers/upstream-server.mjs';
+import { parseConfig } from '../../src/config/load.js';
 import { deferred, within } from '../helpers/gate.js';
 
 const alice = { principal: 'alice', roles: [] as string[] };
@@ -158,6 +161,41 @@ describe('shared state through a real redis-server', () => {
     replicas[0]!.cluster.publishReload();
     await within(both.promise, 'the other replicas to reload');
     expect(ran[0]).toBe(0);
+  });
+
+  it('leased tokens go back: those of the limits a reload replaced, and at close every open limiter’s, before the link closes', async () => {
+    const log = recordingLogger();
+    const connected = log.next((r) => r.msg === 'redis connected: limits, change events and reloads are shared');
+    // 600 a minute with a minute's lease: each of 3 replicas may lease min(600, 1000 / 10) / 3 = 33 tokens.
+    const cluster = await openCluster(RedisSchema.parse({ url: redis.url, keyPrefix: 'closing:', replicas: 3, chain: 'closing', leaseMs: 60_000 }), {
+      logger: log.logger,
+    });
+    await within(connected, 'the closing replica to connect');
+    const counters = cluster.counters;
+    const limits = { limits: [{ principals: ['alice'], readsPerMinute: 600, burst: 1000 }] };
+    const docs = createUpstreamServer({ resources: [], read: (uri: string) => ({ contents: [{ uri, text: 'x' }] }) });
+    const readThrough = async (client: Awaited<ReturnType<Awaited<ReturnType<typeof startHarness>>['client']>>, n: number) => {
+      for (let i = 0; i < n; i++) await client.readResource({ uri: `docs+memo:${i}` });
+    };
+    try {
+      await using h = await startHarness({ upstreams: { docs: () => docs.server }, config: limits, cluster });
+      const client = await h.client({ principal: 'alice', roles: [], transport: 'stdio' });
+      await readThrough(client, 5);
+      expect(counters.leasedTokens).toBeGreaterThan(5);
+      const returned = counters.returnedTokens;
+      h.proxy.reload(parseConfig({ servers: { docs: { command: 'inmemory:docs' } }, ...limits }, { env: {} }));
+      // The replaced limiter gives its lease back (not awaited by the reload; its round trip lands soon after).
+      await vi.waitFor(() => expect(counters.returnedTokens - returned).toBe(counters.leasedTokens - 5), { timeout: 5000 });
+      await readThrough(client, 3); // the new limits lease afresh
+      const leased = counters.leasedTokens;
+      expect(leased - (returned + 5)).toBeGreaterThan(3);
+    } finally {
+      const before = { leased: counters.leasedTokens, returned: counters.returnedTokens };
+      await cluster.close();
+      // Everything leased and not served went back, the new limits' lease by the cluster's close.
+      expect(counters.returnedTokens).toBeGreaterThan(before.returned);
+      expect(counters.leasedTokens - counters.returnedTokens).toBe(8);
+    }
   });
 
   it('a replica started while Redis is unreachable serves at once on its fallback, and shares once Redis appears', async () => {

@@ -189,6 +189,51 @@ describe('leases of shared rate-limit tokens, real redis-server', () => {
     }
   });
 
+  it('close gives back every leased token, and what a lease request still in flight granted; takes after it are served one round trip each and hold nothing', async () => {
+    const link = links[1]!;
+    const r = new SharedRateLimiter('reads', LIMITS, link, { replicas: 3, timeoutMs: 2000, leaseMs: LEASE_MS, now: clock.now });
+    let closedCalls = 0;
+    const tracked = new SharedRateLimiter('reads', LIMITS, link, {
+      replicas: 3,
+      timeoutMs: 2000,
+      leaseMs: LEASE_MS,
+      now: clock.now,
+      onClose: () => closedCalls++,
+    });
+    const inRedis = await bucketTokens(redis.url, 'closing');
+    const returned = link.counters.returnedTokens;
+    const leased = link.counters.leasedTokens;
+    let served = 0;
+    for (let i = 0; i < 5; i++) served += Number((await r.take(who('closing'))).ok);
+    // A take that starts a lease request, and close called before the request has landed.
+    const waiting = [r.take(who('closing-2')), r.take(who('closing-2'))];
+    const closing = r.close();
+    const answers = await Promise.all(waiting.map((a) => Promise.resolve(a)));
+    await closing;
+    served += okCount(answers);
+    expect(served).toBe(7);
+    expect(r.leases.heldTokens).toBe(0);
+    // Every token leased and not served went back, the one in flight at close included.
+    expect(link.counters.returnedTokens - returned).toBe(link.counters.leasedTokens - leased - served);
+    expect(link.counters.leasedTokens - leased).toBeGreaterThan(served);
+    expect(await bucketTokens(redis.url, 'closing')).toBeGreaterThanOrEqual(inRedis - 5);
+
+    // After close: each take is one round trip for one token; nothing is leased or held.
+    const trips = link.counters.roundTrips;
+    const leasedBefore = link.counters.leasedTokens;
+    for (let i = 0; i < 4; i++) expect(await r.take(who('closing'))).toEqual({ ok: true });
+    expect(link.counters.roundTrips - trips).toBe(4);
+    expect(link.counters.leasedTokens).toBe(leasedBefore);
+    expect(r.leases.heldTokens).toBe(0);
+    await r.close(); // idempotent
+    expect(r.leases.heldTokens).toBe(0);
+
+    // onClose (how a cluster stops tracking a limiter) runs once.
+    await tracked.close();
+    await tracked.close();
+    expect(closedCalls).toBe(1);
+  });
+
   it('a limit too small to lease (the example 600 a minute, burst 100, default leaseMs) is one round trip per take, as without leases', async () => {
     const example = [RateLimitSchema.parse({ readsPerMinute: 600, burst: 100 })];
     const r = new SharedRateLimiter('reads', example, links[0]!, { replicas: 3, timeoutMs: 2000, now: clock.now });
