@@ -11,7 +11,9 @@ const VERBATIM = /^[\x21-\x7e]+$/;
  * `name`, are exactly what the SDK's HTTP entry accepts with nothing to decode or reconcile:
  * `MCP-Protocol-Version` this revision, `Mcp-Method` the method, and `Mcp-Name` the URI or name
  * itself, once (a repeated header arrives joined and differs). Anything else (missing, mismatched,
- * encoded) is left to the SDK, which answers it.
+ * encoded) is left to the SDK, which answers it. (The entry's other `tools/call` rungs, the
+ * `x-mcp-header` parameter headers and the scope challenge, apply only to an `McpServer`; the
+ * facade is a plain `Server`.)
  */
 export function plainHeaders(headers: IncomingHttpHeaders, method: 'resources/read' | 'tools/call', name: string): boolean {
   return (
