@@ -134,6 +134,7 @@ export function createProxy(options: ProxyOptions): Proxy {
     bridge,
     metrics,
     fastLane,
+    offers,
     start,
     readiness() {
       const upstreams = pool.upstreams.map((u) => ({ server: u.id, status: u.status, required: u.config.required }));

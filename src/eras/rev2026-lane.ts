@@ -39,7 +39,9 @@ export interface ModernWire {
   /**
    * The same for a `tools/call`: params of exactly `name` (a string of at most {@link MAX_ITEM_NAME}
    * units), `_meta` (the same envelope as {@link ModernWire.plainRead}'s) and optionally `arguments`
-   * (a plain object), which the facade would pass on, lifted of the envelope, as `{ name, arguments }`.
+   * (a plain object without an own `__proto__` key: the facade's params schema drops one, so the SDK
+   * path's call would differ), which the facade would pass on, lifted of the envelope, as
+   * `{ name, arguments }`.
    */
   plainCall(params: Record<string, unknown>): ClientCapabilities | undefined;
   /** The result as the SDK's Protocol answers it (`encodeResult`: `resultType`, cache defaults, `serverInfo` in `_meta`). */
@@ -114,7 +116,7 @@ export function modernWire(server: Server): ModernWire | undefined {
   const plainCall = (params: Record<string, unknown>): ClientCapabilities | undefined => {
     const { name, arguments: args } = params;
     if (typeof name !== 'string' || name.length > MAX_ITEM_NAME) return undefined;
-    if (args === undefined ? keyCount(params) !== 2 : keyCount(params) !== 3 || !isPlainObject(args)) return undefined;
+    if (args === undefined ? keyCount(params) !== 2 : keyCount(params) !== 3 || !isPlainObject(args) || Object.hasOwn(args, '__proto__')) return undefined;
     return plainEnvelope(params._meta);
   };
   /** The capabilities of an envelope of exactly the three required keys, asking for nothing, that the SDK accepts. */

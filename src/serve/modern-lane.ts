@@ -6,7 +6,7 @@ import type { LazyAbort } from '../cancel.js';
 import { LaneRequests, NEVER_ABORTED, started } from './lane-requests.js';
 import { isPlainObject } from '../wire/envelope.js';
 import { errorAnswer, JsonRpc } from '../errors.js';
-import type { EraEdge } from '../eras/era.js';
+import type { Era, EraEdge } from '../eras/era.js';
 import type { InputBridge } from '../eras/input-bridge.js';
 import { isInputRequired, modernWire, servedAtEntry, type ModernWire } from '../eras/rev2026-lane.js';
 import type { CallRelay } from '../federation/relay.js';
@@ -107,30 +107,10 @@ export function modernLane(options: ModernLaneOptions): Wrapper<ClassifiedHandle
     );
   };
 
-  const call = (id: Id, params: Record<string, unknown> & { name: string }, envelope: Record<string, unknown>, relay: CallRelay | undefined) => {
-    const controller = requests.start(id);
-    const run = (): Promise<Record<string, unknown>> =>
-      relayedCall(
-        {
-          signal: controller,
-          principal: caller.principal,
-          progressToken: undefined,
-          notify: (notification) => server.notification(notification, { relatedRequestId: id }),
-          relay,
-          meta: callerLogMeta(edge.era, { mcpReq: { envelope } } as Parameters<typeof callerLogMeta>[1]),
-        },
-        (context) => gate.callTool(caller, params, context),
-      );
-    settle(
-      CALL,
-      id,
-      controller,
-      undefined,
-      envelope,
-      () => (tracing() ? traceDownstream({ method: CALL, params, id, session, protocolVersion }, run) : run()),
-      asIs,
+  const call = (id: Id, params: Record<string, unknown>, relay: CallRelay | undefined) =>
+    answerCall(settle, { gate, caller, era: edge.era, protocolVersion }, id, requests.start(id), params, relay, (notification) =>
+      server.notification(notification, { relatedRequestId: id }),
     );
-  };
 
   return (next) => (message: JSONRPCMessage, kind: MessageKind, extra) => {
     if (kind === 'request') {
@@ -152,10 +132,8 @@ export function modernLane(options: ModernLaneOptions): Wrapper<ClassifiedHandle
             inputResponses: undefined,
             requestState: undefined,
           });
-          const envelope = params._meta as Record<string, unknown>;
-          if (method === READ) return read(request.id, params.uri as string, envelope, relay);
-          const args = params.arguments;
-          return call(request.id, args === undefined ? { name: params.name as string } : { name: params.name as string, arguments: args }, envelope, relay);
+          if (method === READ) return read(request.id, params.uri as string, params._meta as Record<string, unknown>, relay);
+          return call(request.id, params, relay);
         }
       }
       if (!pinned) {
@@ -247,4 +225,61 @@ export function laneAnswers(wire: ModernWire, answering: LaneAnswering) {
     );
   };
   return settle;
+}
+
+/** Where a lane `tools/call` goes: the gate, who asks, in which era. */
+export interface LaneCall {
+  gate: Pick<AccessGate, 'callTool'>;
+  caller: Caller;
+  era: Era;
+  /** The era's revision (for tracing). */
+  protocolVersion: string;
+}
+
+/** What {@link laneAnswers} returns: answers one lane request from its outcome. */
+export type Settle = ReturnType<typeof laneAnswers>;
+
+/**
+ * Runs one plain `tools/call` (params accepted by `ModernWire.plainCall`) as the facade's handler
+ * runs it, and answers it through `settle`: the gate's `callTool` with `{ name, arguments }`, inside
+ * `relayedCall` (the upstream's messages while it is the only call in flight go to `notify`, tied to
+ * this request; the lane never takes a progress token, so no progress), with the caller's envelope
+ * log level carried upstream. Both 2026 lanes (stdio, HTTP) call it.
+ */
+export function answerCall(
+  settle: Settle,
+  lane: LaneCall,
+  id: Id,
+  controller: LazyAbort,
+  params: Record<string, unknown>,
+  relay: CallRelay | undefined,
+  notify: (notification: { method: string; params: Record<string, unknown> }) => Promise<void>,
+): void {
+  const { gate, caller, era, protocolVersion } = lane;
+  const envelope = params._meta as Record<string, unknown>;
+  const name = params.name as string;
+  const args = params.arguments;
+  const named = args === undefined ? { name } : { name, arguments: args };
+  const run = (): Promise<Record<string, unknown>> =>
+    relayedCall(
+      {
+        signal: controller,
+        principal: caller.principal,
+        progressToken: undefined,
+        notify,
+        relay,
+        meta: callerLogMeta(era, { mcpReq: { envelope } } as Parameters<typeof callerLogMeta>[1]),
+      },
+      (context) => gate.callTool(caller, named, context),
+    );
+  const session = () => caller.session;
+  settle(
+    CALL,
+    id,
+    controller,
+    undefined,
+    envelope,
+    () => (tracing() ? traceDownstream({ method: CALL, params: named, id, session, protocolVersion }, run) : run()),
+    asIs,
+  );
 }

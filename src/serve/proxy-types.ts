@@ -16,6 +16,7 @@ import type { ListenCounter } from '../eras/listen-tap.js';
 import type { Metrics } from '../observe/metrics.js';
 import type { Readiness } from '../observe/readiness.js';
 import type { ClassifiedHandler, Send, Wrapper } from '../wire/compose.js';
+import type { Offers } from './facade.js';
 
 /** A running federation: one shared core, any number of downstream sessions. */
 export interface Proxy extends AsyncDisposable {
@@ -34,6 +35,8 @@ export interface Proxy extends AsyncDisposable {
   readonly metrics: Metrics;
   /** Whether plain reads and calls take the edge lanes past the SDK (off with `MCP_FEDERATE_SDK_REQUESTS=1`, so the suites run both ways). */
   readonly fastLane: boolean;
+  /** Which of tools and prompts a session or request opened now is offered (as its facade Server is made). */
+  offers(): Offers;
   /** Whether the gateway is ready (every required upstream ready, the audit log writable), and what is not. */
   readiness(): Readiness;
   /**

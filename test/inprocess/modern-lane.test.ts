@@ -112,6 +112,7 @@ const AFTER_PIN: [number | string, string, unknown][] = [
   [26, 'tools/call', { name: 't__echo', arguments: null, _meta: env }],
   [27, 'tools/call', { name: 't__echo', arguments: {}, extra: 1, _meta: env }],
   [28, 'tools/call', { name: 't__echo', arguments: {}, _meta: { ...env, [CC]: { sampling: {} } } }],
+  [29, 'tools/call', { name: 't__echo', arguments: JSON.parse('{"__proto__":{"x":1},"y":2}') as unknown, _meta: env }], // the facade's schema drops the key
 ];
 
 async function runAfterPin(fastLane: boolean) {
@@ -244,7 +245,7 @@ describe('the edge fast lane (2026-07-28 stdio)', () => {
     expect(lane.delivered).toEqual(['server/discover', 'tools/list', 'notifications/cancelled']);
     // Plain calls (a name, plain arguments or none, the bare envelope) are the lane's; the SDK gets the rest.
     expect(sdk.sdkCalls).toBe(AFTER_PIN.filter(([, method]) => method === 'tools/call').length);
-    expect(lane.sdkCalls).toBe(8); // 6, s-7, 23 (a name too long), 24–28 (a log level, a progress token, null arguments, another param, capabilities)
+    expect(lane.sdkCalls).toBe(9); // 6, s-7, 23 (a name too long), 24–28 (a log level, a progress token, null arguments, another param, capabilities), 29 (a `__proto__` argument)
     // What the script covers: a 2026 tool answer, a denial that looks like a missing tool, the Protocol's own envelope check.
     expect(lane.out['2']).toMatchObject({ result: { resultType: 'complete', content: [{ type: 'text', text: '{"text":"hi"}' }, { uri: 't+x://1' }] } });
     expect(lane.out['4']).toEqual({ jsonrpc: '2.0', id: 4, error: { code: -32602, message: 'Unknown tool: t__secret' } });

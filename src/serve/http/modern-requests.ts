@@ -1,4 +1,4 @@
-// The 2026-07-28 path of the HTTP endpoint: stateless requests through SDK v2's handler (a plain read through the edge lane), and `subscriptions/listen` as one SSE response each.
+// The 2026-07-28 path of the HTTP endpoint: stateless requests through SDK v2's handler (a plain read or tool call through the edge lane), and `subscriptions/listen` as one SSE response each.
 import { withFields } from '../../copy.js';
 import { MODERN } from '../../eras/era.js';
 import type { IncomingMessage, ServerResponse } from 'node:http';
@@ -17,25 +17,26 @@ import type { PrincipalBounds } from './principal-bounds.js';
 import { httpErrorBody, JsonRpc } from '../../errors.js';
 import { json } from './reply.js';
 import { requestCaller } from './request-identity.js';
-import type { JSONRPCMessage, Server } from '@modelcontextprotocol/server';
+import type { Server } from '@modelcontextprotocol/server';
 import { LazyAbort } from '../../cancel.js';
 import { edgeOf } from '../../eras/edges.js';
-import { answerStatus, plainReadHeaders } from '../../eras/rev2026-http-lane.js';
+import { plainHeaders } from '../../eras/rev2026-http-lane.js';
 import { modernWire, type ModernWire } from '../../eras/rev2026-lane.js';
 import { traceDownstream, tracing } from '../../observe/tracing.js';
 import { isPlainObject, keyCount } from '../../wire/envelope.js';
 import { NEVER_ABORTED } from '../lane-requests.js';
-import { laneAnswers } from '../modern-lane.js';
+import { answerCall, laneAnswers } from '../modern-lane.js';
+import { LaneResponse } from './lane-response.js';
 
 const READ = 'resources/read';
-const JSON_TYPE = { 'content-type': 'application/json' };
+const CALL = 'tools/call';
 // The 2026-07-28 edge: cache fields, not-found code, revision.
 // eslint-disable-next-line @typescript-eslint/unbound-method -- an era edge is a plain object of functions
 const { answer: cacheFields, notFoundCode, revision } = edgeOf(MODERN);
 
 /** Options of {@link ModernRequests}. */
 export interface ModernRequestsOptions {
-  proxy: Pick<Proxy, 'statelessServer' | 'openSession' | 'gate' | 'bridge' | 'fastLane'>;
+  proxy: Pick<Proxy, 'statelessServer' | 'openSession' | 'gate' | 'bridge' | 'fastLane' | 'offers'>;
   config: Pick<HttpConfig, 'maxSessions' | 'maxBodyBytes'>;
   logger: Logger;
   /** The credentials of requests and listens in flight, resolved again on reload. */
@@ -98,7 +99,7 @@ export class ModernRequests {
     const first = this.first;
     const wire = first && (this.wire ??= modernWire(first));
     if (first && !wire) this.first = undefined; // not where SDK 2.4 has it: the next Server the SDK makes is tried
-    if (first && wire && message.method === READ && this.laneRead(req, res, message, text, { wire, server: first }, caller)) return;
+    if (first && wire && (message.method === READ || message.method === CALL) && this.lane(req, res, message, text, { wire, server: first }, caller)) return;
     (req as IncomingMessage & { auth?: AuthInfo }).auth = authInfoFor(caller);
     await (
       await this.nodeHandler()
@@ -106,15 +107,19 @@ export class ModernRequests {
   }
 
   /**
-   * The lane: a plain `resources/read` answered here, past the SDK's handler, when that handler would
-   * accept it and answer it from the facade's alone (see `eras/rev2026-http-lane.ts` and
-   * `ModernWire.plainRead`): a body of exactly `jsonrpc`, an id spelled as JSON writes it, the method
-   * and params of exactly `uri` and the bare envelope; headers naming exactly this revision, method
-   * and URI. The answer is built as the stdio lane builds it (`laneAnswers`: the same gate call, cache
-   * fields, codec and seam) and sent as the SDK's per-request transport sends it (`answerStatus`,
-   * `application/json`). The client going away cancels it. False: the request is not the lane's.
+   * The lane: a plain `resources/read`, or a plain `tools/call` while tools are offered, answered
+   * here, past the SDK's handler, when that handler would accept it and answer it from the facade's
+   * alone (see `eras/rev2026-http-lane.ts`, `ModernWire.plainRead` and `plainCall`): a body of
+   * exactly `jsonrpc`, an id spelled as JSON writes it, the method and params of exactly `uri` (a
+   * call: `name`, optionally plain `arguments`) and the bare envelope (no log level, no progress
+   * token, capabilities asking for nothing); headers naming exactly this revision, the method and the
+   * URI or tool name. The answer is built as the stdio lane builds it (`laneAnswers`, and for a call
+   * `answerCall`: the same gate call, cache fields, codec and seam) and sent as the SDK's per-request
+   * transport sends it (`LaneResponse`: one JSON body, or the SSE stream it switches to when an
+   * upstream's message is relayed during a call). The client going away cancels it. False: the
+   * request is not the lane's.
    */
-  private laneRead(
+  private lane(
     req: IncomingMessage,
     res: ServerResponse,
     message: ModernMessage,
@@ -125,27 +130,21 @@ export class ModernRequests {
     const { id, params } = message as { id?: unknown; params?: unknown };
     if ((typeof id !== 'string' && typeof id !== 'number') || keyCount(message) !== 4 || (message as { jsonrpc?: unknown }).jsonrpc !== '2.0') return false;
     if (!isPlainObject(params)) return false;
-    const capabilities = wire.plainRead(params);
-    const uri = params.uri as string;
-    if (capabilities === undefined || !plainReadHeaders(req.headers, uri)) return false;
-    if (typeof id === 'number' && spelledId(id, text) !== String(id)) return false;
     const { proxy, logger } = this.options;
+    const isRead = message.method === READ;
+    // A call only while the Server the SDK would make for it now offers tools (else its answer is the SDK's method-not-found).
+    const capabilities = isRead ? wire.plainRead(params) : proxy.offers().tools ? wire.plainCall(params) : undefined;
+    if (capabilities === undefined || !plainHeaders(req.headers, isRead ? READ : CALL, (isRead ? params.uri : params.name) as string)) return false;
+    if (typeof id === 'number' && spelledId(id, text) !== String(id)) return false;
     const controller = new LazyAbort();
-    const gone = () => controller.abort('client disconnected');
-    res.once('close', gone);
-    const send = (answer: JSONRPCMessage): Promise<void> => {
-      if (!res.writableEnded) writeAnswer(res, answerStatus(answer as { error?: { code?: unknown } }), JSON.stringify(answer));
-      return Promise.resolve();
-    };
-    const settle = laneAnswers(wire, {
-      server,
-      send,
-      logger,
-      caller,
-      notFoundCode,
-      ended: () => res.off('close', gone),
-    });
+    const response = new LaneResponse(res, controller);
+    const settle = laneAnswers(wire, { server, send: response.send, logger, caller, notFoundCode, ended: response.ended });
     const relay = proxy.bridge.relayFor({ era: MODERN, caller, capabilities, signal: NEVER_ABORTED, inputResponses: undefined, requestState: undefined });
+    if (!isRead) {
+      answerCall(settle, { gate: proxy.gate, caller, era: MODERN, protocolVersion: revision }, id, controller, params, relay, response.notify);
+      return true;
+    }
+    const uri = params.uri as string;
     const run = (): Promise<Record<string, unknown>> => proxy.gate.read(caller, uri, controller, relay);
     const session = () => caller.session;
     const start = () => (tracing() ? traceDownstream({ method: READ, params: { uri }, id, session, protocolVersion: revision }, run) : run());
@@ -211,23 +210,4 @@ export class ModernRequests {
     const opened = listen;
     res.once('close', () => listens.delete(opened));
   }
-}
-
-/** Bytes per write of a large answer: the output budget is checked after each, and stops one that takes its principal past the bound. */
-const SLICE = 256 * 1024;
-
-/**
- * Sends one JSON answer with its `Content-Length`. A large one goes out as bytes, a slice per write:
- * the principal's output budget (which checks after every write) closes the response as soon as it
- * goes past the bound, before the rest is queued, and the text is not held beside the bytes.
- */
-function writeAnswer(res: ServerResponse, status: number, body: string): void {
-  if (body.length <= SLICE) {
-    res.writeHead(status, JSON_TYPE).end(body);
-    return;
-  }
-  const bytes = Buffer.from(body);
-  res.writeHead(status, { ...JSON_TYPE, 'content-length': String(bytes.length) });
-  for (let at = 0; at < bytes.length && !res.destroyed; at += SLICE) res.write(bytes.subarray(at, at + SLICE));
-  if (!res.destroyed) res.end();
 }
