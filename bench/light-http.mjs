@@ -68,3 +68,59 @@ export const connectLight = async (url, { token, maxSockets = 32 } = {}) => {
   };
   return client;
 };
+
+const MODERN = '2026-07-28';
+const ENVELOPE = {
+  'io.modelcontextprotocol/protocolVersion': MODERN,
+  'io.modelcontextprotocol/clientInfo': { name: 'mcp-federate-bench-light', version: '1.0.0' },
+  'io.modelcontextprotocol/clientCapabilities': {},
+};
+
+/**
+ * A light 2026-07-28 client at `url`: stateless, every POST carries the per-request envelope in
+ * `_meta` and the standard headers (`MCP-Protocol-Version`, `Mcp-Method`, `Mcp-Name`), as SDK v2's
+ * client sends them. The handle has `readResource`, `callTool` and `close`.
+ */
+export const connectLightModern = (url, { token, maxSockets = 32 } = {}) => {
+  const target = new URL(url);
+  const agent = new Agent({ keepAlive: true, maxSockets });
+  let nextId = 0;
+  const call = (method, name, params) =>
+    new Promise((resolve, reject) => {
+      const id = nextId++;
+      const headers = {
+        'content-type': 'application/json',
+        accept: 'application/json, text/event-stream',
+        'mcp-protocol-version': MODERN,
+        'mcp-method': method,
+        'mcp-name': name,
+        ...(token ? { authorization: `Bearer ${token}` } : {}),
+      };
+      const body = JSON.stringify({ jsonrpc: '2.0', id, method, params: { ...params, _meta: ENVELOPE } });
+      const req = httpRequest(
+        { agent, method: 'POST', hostname: target.hostname, port: target.port, path: target.pathname + target.search, headers },
+        (res) => {
+          const chunks = [];
+          res.on('data', (c) => chunks.push(c));
+          res.on('end', () => {
+            const text = Buffer.concat(chunks).toString('utf8');
+            const message = (res.headers['content-type'] ?? '').startsWith('text/event-stream')
+              ? fromSse(text, id)
+              : res.statusCode === 200
+                ? JSON.parse(text)
+                : undefined;
+            if (!message || message.error) reject(new Error(`${method}: HTTP ${res.statusCode} ${text.slice(0, 200)}`));
+            else resolve(message.result);
+          });
+          res.on('error', reject);
+        },
+      );
+      req.on('error', reject);
+      req.end(body);
+    });
+  return {
+    readResource: (params) => call('resources/read', params.uri, params),
+    callTool: (params) => call('tools/call', params.name, params),
+    close: async () => agent.destroy(),
+  };
+};

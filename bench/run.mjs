@@ -13,7 +13,7 @@ import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/
 import { ResourceUpdatedNotificationSchema } from '@modelcontextprotocol/sdk/types.js';
 import { Client as ModernClient } from '@modelcontextprotocol/client';
 import { StdioClientTransport as ModernStdioTransport } from '@modelcontextprotocol/client/stdio';
-import { connectLight } from './light-http.mjs';
+import { connectLight, connectLightModern } from './light-http.mjs';
 
 const ROOT = resolve(dirname(fileURLToPath(import.meta.url)), '..');
 const FIXTURE = join(ROOT, 'test/fixtures/catalog-server.mjs');
@@ -300,7 +300,8 @@ const spawnHttpFixture = () =>
 /** The gateway serving Streamable HTTP with one bearer token, `upstream` as its only server `bench`; ready once its upstreams started. */
 const spawnHttpProxy = (upstream, extra = {}) => {
   if (!existsSync(CLI)) return Promise.reject(new Error(`${CLI} not found (run npm run build)`));
-  const config = { ...extra, auth: { tokens: [{ principal: 'bench', token: HTTP_TOKEN }] }, servers: { bench: upstream } };
+  const { servers: more = {}, ...rest } = extra;
+  const config = { ...rest, auth: { tokens: [{ principal: 'bench', token: HTTP_TOKEN }] }, servers: { bench: upstream, ...more } };
   const file = join(tmp, `config-${configSeq++}.json`);
   writeFileSync(file, JSON.stringify(config, null, 2));
   // info: the `listening` line is logged at info (sessions opening and closing are too; no per-request lines).
@@ -566,6 +567,50 @@ const readPhase = async (direct, proxy, ceiling) => {
       'rewrites the URI (strips `bench+` going up, adds it to results coming down) and writes it on, one write per chunk read. ' +
       'It has no policy, cache, queue, timeouts or bounds: it is the limit of a parse-rewrite-write relay on this machine, not a competitor.',
   );
+};
+
+/**
+ * 2026-07-28 clients over HTTP (stateless requests, bench/light-http.mjs `connectLightModern`): the
+ * gateway's CPU per `resources/read` (1 KiB text) and per `tools/call` (a tool answering 1 KiB of
+ * text), each upstream over stdio, in alternating rounds of one gateway.
+ */
+const modernHttpRows = async () => {
+  progress('HTTP, 2026-07-28: reads and tool calls');
+  const proxy = await attempt(() =>
+    spawnHttpProxy(
+      { command: process.execPath, args: [FIXTURE, ...BASE_ARGS] },
+      { cache: { enabled: false }, servers: { tools: { command: process.execPath, args: [TOOLS_FIXTURE, '--text-bytes', '1024'] } } },
+    ),
+  );
+  const client = proxy instanceof Error ? proxy : connectLightModern(proxy.url, { token: HTTP_TOKEN, maxSockets: N.inFlight });
+  const uris = textUris('bench+');
+  const reads = (c) => pool(N.throughput, N.inFlight, (i) => c.readResource({ uri: uris[i % uris.length] }));
+  const calls = (c) => pool(N.throughput, N.inFlight, (i) => c.callTool({ name: 'tools__text', arguments: { n: i % 1000 } }));
+  const readCosts = [];
+  const callCosts = [];
+  if (!(client instanceof Error)) {
+    await attempt(async () => (await reads(client), await calls(client))); // warm-up, unmeasured
+    for (let r = 0; r < N.throughputReps; r++) {
+      readCosts.push((await costsOver([proxy], N.throughput, () => reads(client)))[0]);
+      callCosts.push((await costsOver([proxy], N.throughput, () => calls(client)))[0]);
+    }
+  }
+  const cpuOf = (costs) => {
+    if (client instanceof Error) return client;
+    const failed = costs.find((c) => c instanceof Error);
+    return failed ?? median(costs.map((c) => c.cpu));
+  };
+  const readCpu = cpuOf(readCosts);
+  const callCpu = cpuOf(callCosts);
+  addRow(`HTTP 2026-07-28 proxy CPU per read (stateless, ${N.inFlight} in flight, median of ${N.throughputReps}, stdio upstream)`, undefined, readCpu, 'us');
+  addRow(`HTTP 2026-07-28 proxy CPU per tools/call, 1 KiB text (same gateway, alternating rounds)`, undefined, callCpu, 'us');
+  addRow(
+    'HTTP 2026-07-28 CPU per tools/call ÷ per read',
+    undefined,
+    typeof readCpu === 'number' && typeof callCpu === 'number' ? callCpu / readCpu : new Error('a 2026 HTTP round failed'),
+    'x',
+  );
+  await closeHandles(client instanceof Error ? undefined : { close: () => client.close() }, proxy);
 };
 
 /** `tools/call` of a tool answering 1 KiB of text: direct vs relayed, and the proxy's CPU per call (beside the read rows of the same run). */
@@ -964,6 +1009,7 @@ const httpPhase = async () => {
     PROXY('≤ 150 µs', (us) => us <= 150),
   );
   await closeHandles(viaSdk, sdkProxy, viaHttp, httpProxy, upstreamFixture, direct, fixture);
+  await modernHttpRows();
 
   progress(`HTTP: ${N_HTTP.sessions} sessions vs 1 (stdio upstream)`);
   const many = await on(stdioProxy, (p) => Promise.all(Array.from({ length: N_HTTP.sessions }, () => connectLightHttp('HTTP proxy session', p))));
