@@ -487,6 +487,9 @@ export class Upstream {
    * schema machinery beyond `schema` itself. Errors take the shapes the SDK Client gives them, so
    * `translate` reads them alike: a JSON-RPC error is a ProtocolError, a timeout an SdkError
    * (REQUEST_TIMEOUT, after `notifications/cancelled`), a lost connection CONNECTION_CLOSED.
+   * With `wire` (a 2026-07-28 connection) the request and its cancellation are written, and its
+   * answer and progress read, by the Client's own codec (see `eras/rev2026-upstream.ts`); over a
+   * transport with a stream per request (HTTP) it is cancelled by aborting that stream, as the Client does.
    */
   private sendFast(
     client: Client,
