@@ -16,7 +16,7 @@ export function newHostileLog(): HostileLog {
 }
 
 const BIG = 'b'.repeat(300_000);
-const TOOLS = ['echo', 'fails', 'throws', 'ask', 'hang', 'progress', 'structured', 'secret', 'bad'];
+const TOOLS = ['echo', 'fails', 'throws', 'ask', 'hang', 'progress', 'ticker', 'structured', 'secret', 'bad'];
 
 /**
  * The upstream. Reads: `m://doc/<n>` (hinted public 60 s), `m://private` (hinted private), `m://big`
@@ -76,6 +76,18 @@ export function hostileModernUpstream(log: HostileLog, options: { listAsks?: boo
     if (name === 'hang') return hang(ctx.mcpReq.signal);
     if (name === 'structured') return { content: [{ type: 'text', text: '{"n":1}' }], structuredContent: { n: 1 }, _meta: { 'x/t': 1 } };
     if (name === 'bad') return { content: 'not an array' } as never;
+    if (name === 'ticker') {
+      // Progress every 50 ms until cancelled.
+      const token = req.params._meta?.progressToken;
+      if (token === undefined) throw new Error('no progress token');
+      let n = 0;
+      const timer = setInterval(
+        () => void ctx.mcpReq.notify({ method: 'notifications/progress', params: { progressToken: token, progress: ++n } }).catch(() => undefined),
+        50,
+      );
+      ctx.mcpReq.signal.addEventListener('abort', () => clearInterval(timer), { once: true });
+      return hang(ctx.mcpReq.signal);
+    }
     if (name === 'progress') {
       const token = req.params._meta?.progressToken;
       if (token !== undefined) {

@@ -165,4 +165,24 @@ describe('the upstream fast path to a 2026-07-28 upstream', () => {
     expect(fast.delivered).toContain('"method":"notifications/cancelled"');
     expect(fast.delivered).toContain('"io.modelcontextprotocol/protocolVersion":"2026-07-28"');
   });
+
+  it('progress moves a long call deadline, never past timeouts.callMaxMs: then -32001, and the upstream is told', async () => {
+    const log = newHostileLog();
+    await using h = await startHarness({
+      upstreams: { m: { era: 'modern', make: () => hostileModernUpstream(log) } },
+      config: { timeouts: { callMs: 400, callMaxMs: 900 } },
+      fastLane: true,
+    });
+    await using c = await RawClient.memory((t) => h.proxy.connect(t));
+    await c.initialize();
+    const started = performance.now();
+    const answer = c.request('tools/call', { name: 'm__ticker', arguments: {}, _meta: { progressToken: 'tick' } }, 'tick');
+    expect((await answer).error?.code).toBe(-32001);
+    const lived = performance.now() - started;
+    // The SDK Client (MCP_FEDERATE_SDK_REQUESTS=1) gives up at its maxTotalTimeout without telling the upstream; the fast path tells it.
+    if (process.env.MCP_FEDERATE_SDK_REQUESTS !== '1') await log.aborted.until(1);
+    // It lived past callMs on its progress (each tick moved the deadline) until callMaxMs, and the caller heard the ticks.
+    expect(lived).toBeGreaterThan(800);
+    expect(c.lines.filter((l) => l.parsed?.method === 'notifications/progress').length).toBeGreaterThan(1);
+  });
 });

@@ -97,7 +97,7 @@ async function run(fastPath: boolean, httpClient: 'lean' | 'sdk') {
   for (const name of ['echo', 'fails', 'throws', 'structured', 'bad', 'progress']) out[`call:${name}`] = await outcome(call(name));
   out.askCallBridged = await outcome(call('ask', { allowInputRequired: true }));
   out.progress = progress;
-  // A hanging read cancelled by its caller, and one past timeoutMs: the upstream hears of both (its request stream closed).
+  // A hanging read cancelled by its caller, and one past timeoutMs: the upstream hears of both (its request stream aborted).
   const cancel = new LazyAbort();
   const hanging = outcome(upstream.request('resources/read', { uri: 'm://hang' }, ReadResult, cancel));
   await log.hung.until(1);
@@ -106,6 +106,9 @@ async function run(fastPath: boolean, httpClient: 'lean' | 'sdk') {
   await log.aborted.until(1);
   out.timeout = await outcome(read('m://hang'));
   await log.aborted.until(2);
+  // A long call past its timeoutMs (no progress to move it): the same.
+  out.callTimeout = await outcome(upstream.call('tools/call', { name: 'hang', arguments: {} }, CallToolResult, { timeoutMs: 300, maxTotalMs: 600 }));
+  await log.aborted.until(3);
   out.after = await outcome(read('m://doc/2'));
   await upstream.close();
   return { out, seen };
@@ -128,6 +131,7 @@ describe('the upstream fast path to a 2026-07-28 HTTP upstream', () => {
       expect(o['call:bad']).toMatchObject({ error: { code: 'UPSTREAM_ERROR' } });
       expect(o.cancelled).toMatchObject({ error: { code: 'CANCELLED' } });
       expect(o.timeout).toMatchObject({ error: { code: 'UPSTREAM_TIMEOUT' } });
+      expect(o.callTimeout).toMatchObject({ error: { code: 'UPSTREAM_TIMEOUT' } });
       expect(o.progress).toEqual([
         { progress: 1, total: 2, message: 'half' },
         { progress: 2, total: 2 },
