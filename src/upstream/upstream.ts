@@ -10,6 +10,7 @@ import { ErrorCodes, JsonRpc, MARK_TOO_DEEP, MARK_TOO_LARGE, ProxyError, rpcCode
 import { FairQueue } from './fair-queue.js';
 import type { ListenFilter } from '../eras/listen-filter.js';
 import { negotiationMode, upstreamListen } from '../eras/upstream.js';
+import { modernUpstreamWire, type ModernUpstreamWire, type SdkRequestOptions, type SentRequest } from '../eras/rev2026-upstream.js';
 import { EmptyResult, Methods, Revisions } from '../protocol.js';
 import type { Logger } from '../logger.js';
 import type { TransportFactory, TransportLimits } from './transports.js';
@@ -47,10 +48,11 @@ export interface UpstreamOptions {
   /** Source of jitter in [0, 1). Default: Math.random. */
   random?: () => number;
   /**
-   * Send 2025-11-25 requests with the proxy's own id correlation (one pending map and one deadline
-   * timer per upstream) instead of the SDK Client's per-request machinery; 2026-07-28 requests always
-   * go through the Client. Default: true, unless the environment sets `MCP_FEDERATE_SDK_REQUESTS=1`
-   * (which runs every request through the Client, e.g. to compare both in the test suites).
+   * Send plain requests (no {@link RequestExtras}) with the proxy's own id correlation (one pending
+   * map and one deadline timer per upstream) instead of the SDK Client's per-request machinery; to a
+   * 2026-07-28 upstream written and decoded with the Client's own codec (`eras/rev2026-upstream.ts`).
+   * Default: true, unless the environment sets `MCP_FEDERATE_SDK_REQUESTS=1` (which runs every
+   * request through the Client, e.g. to compare both in the test suites).
    */
   fastPath?: boolean;
   /** Told how long each request took and how it ended. Default: {@link noopMetrics}. */
@@ -117,9 +119,8 @@ export interface CallOptions {
 }
 
 /** A request sent on the fast path, waiting for its answer. */
-interface Pending {
+interface Pending extends SentRequest {
   id: number;
-  method: string;
   schema: ResultSchema<unknown>;
   /** performance.now() past which it has timed out. */
   deadline: number;
@@ -129,6 +130,14 @@ interface Pending {
   reject: (err: unknown) => void;
   /** A long call's bounds: its deadline moves with each progress, never past `maxDeadline`. */
   long: FastLong | undefined;
+  /** The SDK Client's codec of a 2026-07-28 connection; undefined for 2025-11-25. */
+  wire: ModernUpstreamWire | undefined;
+  /** 2026-07-28: the caller's cancellation (for the input-required seam's options). */
+  signal: SignalSource | undefined;
+  /** 2026-07-28: what was left of the request's time when it was sent, in ms (a long call's: of its total). */
+  budgetMs: number;
+  /** 2026-07-28 on a transport with a stream per request: aborted to cancel it, as the Client does. */
+  abort: AbortController | undefined;
 }
 
 /** The bounds of a long call on the fast path (see {@link CallOptions}). */
@@ -186,6 +195,8 @@ export class Upstream {
   private sweepTimer: NodeJS.Timeout | undefined;
   private sweepAt = Infinity;
   private readonly fastPath: boolean;
+  /** The Client's codec of the current connection when it is 2026-07-28 (see `eras/rev2026-upstream.ts`). */
+  private wire: ModernUpstreamWire | undefined;
   private readonly notificationListeners = new Set<(n: UpstreamNotification) => void>();
   private readonly statusListeners = new Set<(s: UpstreamStatus) => void>();
   private readonly log: Logger;
@@ -311,7 +322,7 @@ export class Upstream {
    */
   get releasesSignals(): boolean {
     const client = this.client;
-    return this.fastPath && client !== undefined && client.getNegotiatedProtocolVersion() !== MODERN;
+    return this.fastPath && client !== undefined && (this.wire !== undefined || client.getNegotiatedProtocolVersion() !== MODERN);
   }
 
   /** The MCP revision negotiated with the upstream (undefined until connected). */
@@ -417,8 +428,15 @@ export class Upstream {
     // left of it when it starts, and one still waiting at its deadline fails without being sent.
     const deadline = performance.now() + timeoutMs;
     const parent = activeContext(); // the downstream request's span, even when a queued send starts from another's turn
-    // A request to a 2025-11-25 upstream goes on the fast path, long calls (progress) included; bridged ones (input) through the Client.
-    const fast = this.fastPath && extras === undefined && client.getNegotiatedProtocolVersion() !== MODERN;
+    // A plain request goes on the fast path, long calls (progress) included; bridged ones (input)
+    // through the Client, as does one to a 2026-07-28 upstream whose codec is not at hand or whose era lacks the method.
+    // To a 2026-07-28 upstream a request that only asks for `input_required` answers as they are (the bridge's) is plain too.
+    const wire = this.wire;
+    const fast =
+      this.fastPath &&
+      (client.getNegotiatedProtocolVersion() === MODERN
+        ? (extras === undefined || (extras.extraTimeoutMs === undefined && extras.onSent === undefined)) && wire !== undefined && wire.sends(method)
+        : extras === undefined);
     const send = () => {
       signal?.throwIfAborted(); // cancelled while it waited: never sent
       if (fast) {
@@ -426,7 +444,7 @@ export class Upstream {
         const bounds = long && { timeoutMs, maxDeadline: deadline - timeoutMs + long.maxTotalMs, onProgress: long.onProgress };
         const sentBy = bounds ? Math.min(performance.now() + timeoutMs, bounds.maxDeadline) : deadline;
         return traceUpstream(parent, this.id, method, params, (sent) =>
-          this.sendFast(client, method, sent, schema as ResultSchema<unknown>, sentBy, signal, bounds),
+          this.sendFast(client, method, sent, schema as ResultSchema<unknown>, sentBy, signal, bounds, wire, extras?.allowInputRequired === true),
         ) as Promise<T>;
       }
       const remaining = Math.max(1, Math.round(deadline - performance.now()));
@@ -469,6 +487,9 @@ export class Upstream {
    * schema machinery beyond `schema` itself. Errors take the shapes the SDK Client gives them, so
    * `translate` reads them alike: a JSON-RPC error is a ProtocolError, a timeout an SdkError
    * (REQUEST_TIMEOUT, after `notifications/cancelled`), a lost connection CONNECTION_CLOSED.
+   * With `wire` (a 2026-07-28 connection) the request and its cancellation are written, and its
+   * answer and progress read, by the Client's own codec (see `eras/rev2026-upstream.ts`); over a
+   * transport with a stream per request (HTTP) it is cancelled by aborting that stream, as the Client does.
    */
   private sendFast(
     client: Client,
@@ -477,22 +498,66 @@ export class Upstream {
     schema: ResultSchema<unknown>,
     deadline: number,
     signal: SignalSource | undefined,
-    long?: FastLong,
+    long: FastLong | undefined,
+    wire: ModernUpstreamWire | undefined,
+    allowInputRequired: boolean,
   ): Promise<unknown> {
     const transport = client.transport;
     if (!transport) return Promise.reject(new SdkError(SdkErrorCode.NotConnected, 'Not connected'));
     return new Promise((resolve, reject) => {
       const id = this.nextId--;
-      const entry: Pending = { id, method, schema, deadline, offAbort: undefined, resolve, reject, long };
-      // A long call carries a progress token of ours (its id, as the Client does), whoever listens: progress moves its deadline.
-      if (long) params = withProgressToken(params, id);
+      const entry: Pending = {
+        id,
+        method,
+        params: undefined,
+        sentAt: 0,
+        allowInputRequired,
+        schema,
+        deadline,
+        offAbort: undefined,
+        resolve,
+        reject,
+        long,
+        wire,
+        signal: undefined,
+        budgetMs: 0,
+        abort: undefined,
+      };
+      let message: JSONRPCMessage;
+      if (wire) {
+        // As the Client writes it: the envelope in `_meta`, a long call's progress token (its id) after it.
+        entry.params = params;
+        entry.sentAt = Date.now();
+        entry.signal = signal;
+        entry.budgetMs = Math.max(1, Math.round((long ? long.maxDeadline : deadline) - performance.now()));
+        if (wire.perRequestStream) entry.abort = new AbortController();
+        message = wire.request(id, method, params, long !== undefined);
+      } else {
+        // A long call carries a progress token of ours (its id, as the Client does), whoever listens: progress moves its deadline.
+        if (long) params = withProgressToken(params, id);
+        message = params === undefined ? { jsonrpc: '2.0', id, method } : { jsonrpc: '2.0', id, method, params };
+      }
       this.pending.set(id, entry);
       if (signal) entry.offAbort = onAbort(signal, () => this.cancelPending(entry, signal.reason));
       if (deadline < this.sweepAt) this.armSweep(deadline);
-      const message = params === undefined ? { jsonrpc: '2.0', id, method } : { jsonrpc: '2.0', id, method, params };
-      transport.send(message as JSONRPCMessage).catch((err: unknown) => this.settle(entry, err));
+      const sent = entry.abort ? transport.send(message, { requestSignal: entry.abort.signal }) : transport.send(message);
+      sent.catch((err: unknown) => this.settle(entry, err));
     });
   }
+
+  /** The options the Client's funnel would have held for a 2026-07-28 fast-path request (its input-required seam reads them). */
+  private readonly sdkOptionsOf = (entry: Pending): SdkRequestOptions => {
+    const options: SdkRequestOptions = { timeout: entry.budgetMs };
+    if (entry.signal) options.signal = signalOf(entry.signal);
+    const long = entry.long;
+    if (long) {
+      options.timeout = long.timeoutMs;
+      options.maxTotalTimeout = entry.budgetMs;
+      options.resetTimeoutOnProgress = true;
+      options.onprogress = (long.onProgress ?? (() => undefined)) as unknown as SdkRequestOptions['onprogress'];
+    }
+    return options;
+  };
 
   /** An answer (or an error standing in for one) to a fast-path request. */
   private onFastResponse(message: FastAnswer): void {
@@ -501,6 +566,16 @@ export class Upstream {
     if (message.error !== undefined) {
       const { code, message: text, data } = message.error;
       return this.settle(entry, ProtocolError.fromError(code, text, data));
+    }
+    if (entry.wire) {
+      // As the Client's 2026-07-28 funnel: decoded by its codec, checked, an `input_required` answer through its own seam.
+      let value: unknown;
+      try {
+        value = entry.wire.decode(entry, message.result, entry.schema, this.sdkOptionsOf);
+      } catch (err) {
+        return this.settle(entry, err);
+      }
+      return this.settle(entry, undefined, value);
     }
     let result = message.result;
     // As the SDK's 2025-11-25 codec: a stray `resultType` is not part of the result.
@@ -517,7 +592,9 @@ export class Upstream {
   private onFastProgress(params: { progressToken: number } & Record<string, unknown>): void {
     const entry = this.pending.get(params.progressToken);
     if (!entry?.long) return this.log.debug({ token: params.progressToken }, 'progress of no pending call');
-    const { progressToken: _token, ...progress } = params;
+    // 2026-07-28: as the Client reads it (envelope keys lifted, checked by its codec), or dropped as it drops it.
+    const progress = entry.wire ? entry.wire.progress(params) : withoutToken(params);
+    if (progress === undefined) return this.log.debug({ token: params.progressToken }, 'invalid progress dropped');
     entry.deadline = Math.min(performance.now() + entry.long.timeoutMs, entry.long.maxDeadline);
     entry.long.onProgress?.(progress as unknown as UpstreamProgress);
   }
@@ -532,8 +609,14 @@ export class Upstream {
   /** A timed out or aborted fast-path request: the upstream is told (`notifications/cancelled`), the caller rejected. */
   private cancelPending(entry: Pending, reason: unknown): void {
     if (!this.pending.has(entry.id)) return;
-    const notice = { jsonrpc: '2.0', method: CANCELLED, params: { requestId: entry.id, reason: String(reason) } };
-    this.client?.transport?.send(notice as JSONRPCMessage).catch((err: unknown) => this.log.debug({ err: String(err) }, 'failed to send cancellation'));
+    // 2026-07-28 over HTTP, as the Client: the request's own stream is aborted, no notice sent.
+    if (entry.abort) entry.abort.abort();
+    else {
+      const notice = entry.wire
+        ? entry.wire.cancelled(entry.id, String(reason))
+        : { jsonrpc: '2.0', method: CANCELLED, params: { requestId: entry.id, reason: String(reason) } };
+      this.client?.transport?.send(notice as JSONRPCMessage).catch((err: unknown) => this.log.debug({ err: String(err) }, 'failed to send cancellation'));
+    }
     this.settle(entry, reason instanceof SdkError ? reason : new SdkError(SdkErrorCode.RequestTimeout, String(reason)));
   }
 
@@ -591,6 +674,7 @@ export class Upstream {
     this.listens = undefined;
     const closing = [this.client, this.connectingClient, this.connectingTransport];
     this.client = undefined;
+    this.wire = undefined;
     this.connectingClient = undefined;
     this.connectingTransport = undefined;
     this.queue.clear(new ProxyError(ErrorCodes.CLOSED, `upstream ${this.id} is closed`));
@@ -606,6 +690,7 @@ export class Upstream {
 
   private attach(client: Client): void {
     this.client = client;
+    this.wire = modernUpstreamWire(client);
     this.failure = undefined;
     this.capabilities = client.getServerCapabilities();
     const transport = client.transport;
@@ -619,6 +704,7 @@ export class Upstream {
     client.onclose = () => {
       if (this.client !== client) return;
       this.client = undefined;
+      this.wire = undefined;
       this.liveness?.close();
       this.liveness = undefined;
       this.failPending(new SdkError(SdkErrorCode.ConnectionClosed, 'Connection closed'));
@@ -758,6 +844,12 @@ function describeFailure(err: unknown): string {
   if (typeof status !== 'number' || err.message.includes(String(status))) return err.message;
   const statusText = (err as { statusText?: unknown }).statusText;
   return `${err.message.replace(/:\s*$/, '')} (HTTP ${status}${typeof statusText === 'string' && statusText ? ` ${statusText}` : ''})`;
+}
+
+/** Progress params without their token, as the Client hands them to `onprogress`. */
+function withoutToken(params: { progressToken: number } & Record<string, unknown>): Record<string, unknown> {
+  const { progressToken: _token, ...progress } = params;
+  return progress;
 }
 
 /** A copy of `params` whose `_meta` (a copy too) carries `progressToken` (see `withFields`). */
