@@ -11,6 +11,7 @@ import type { ClassifiedHandler, MessageKind } from '../wire/compose.js';
 import { protocolEntry } from '../wire/dispatch.js';
 import { isPlainObject, keyCount } from '../wire/envelope.js';
 import { answersInput } from './input-bridge.js';
+import { hasMethods } from './sdk-internals.js';
 
 /** The SDK 2.x codec functions the lane calls (TypeScript-private, present at run time; pinned by a test). */
 interface WireCodec {
@@ -93,21 +94,11 @@ const NO_CLIENT_INFO = '\u0001';
  * SDK 2.4 has them: the lane then stays closed and every request goes to the SDK.
  */
 export function modernWire(server: Server): ModernWire | undefined {
-  const s = server as unknown as Partial<ServerInternals>;
-  if (typeof s._wireCodec !== 'function' || typeof s._outboundServerInfo !== 'function' || typeof s._invokeInputRequiredCapableHandler !== 'function') {
-    return undefined;
-  }
-  const internals = s as ServerInternals;
-  const codec = internals._wireCodec() as Partial<WireCodec> | undefined; // checked: an SDK change may have moved it
-  if (
-    codec?.era !== Revisions.modern ||
-    typeof codec.checkInboundEnvelope !== 'function' ||
-    typeof codec.encodeResult !== 'function' ||
-    typeof codec.encodeErrorCode !== 'function'
-  ) {
-    return undefined;
-  }
-  const checked = codec as WireCodec;
+  const internals: unknown = server;
+  if (!hasMethods<ServerInternals>(internals, ['_wireCodec', '_outboundServerInfo', '_invokeInputRequiredCapableHandler'])) return undefined;
+  const codec: unknown = internals._wireCodec(); // checked: an SDK change may have moved it
+  if (!hasMethods<WireCodec>(codec, ['checkInboundEnvelope', 'encodeResult', 'encodeErrorCode']) || codec.era !== Revisions.modern) return undefined;
+  const checked = codec;
   // The SDK's envelope check is a pure function of the envelope: for the one shape taken here it
   // depends only on the client's name and version, so an accepted pair is remembered.
   const accepted = new Set<string>();

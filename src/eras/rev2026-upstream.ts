@@ -11,6 +11,7 @@ import {
 } from '@modelcontextprotocol/client';
 import type { z } from 'zod';
 import { Revisions } from '../protocol.js';
+import { hasMethods } from './sdk-internals.js';
 
 /** A raw result as the SDK's 2026 codec decodes it (`decodeResult`). */
 interface Decoded {
@@ -100,26 +101,12 @@ const CANCELLED = 'notifications/cancelled';
  */
 export function modernUpstreamWire(client: Client): ModernUpstreamWire | undefined {
   if (client.getNegotiatedProtocolVersion() !== Revisions.modern) return undefined;
-  const c = client as unknown as Partial<ClientInternals>;
-  if (
-    typeof c._wireCodec !== 'function' ||
-    typeof c._outboundMetaEnvelope !== 'function' ||
-    typeof c._resolveNonCompleteResult !== 'function' ||
-    typeof c._requestWithSchemaViaCodec !== 'function'
-  ) {
+  const internals: unknown = client;
+  if (!hasMethods<ClientInternals>(internals, ['_wireCodec', '_outboundMetaEnvelope', '_resolveNonCompleteResult', '_requestWithSchemaViaCodec']))
     return undefined;
-  }
-  const internals = c as ClientInternals;
-  const codec = internals._wireCodec() as Partial<ClientCodec> | undefined; // checked: an SDK change may have moved it
-  if (
-    codec?.era !== Revisions.modern ||
-    typeof codec.hasRequestMethod !== 'function' ||
-    typeof codec.decodeResult !== 'function' ||
-    typeof codec.validateNotification !== 'function'
-  ) {
-    return undefined;
-  }
-  const checked = codec as ClientCodec;
+  const codec: unknown = internals._wireCodec(); // checked: an SDK change may have moved it
+  if (!hasMethods<ClientCodec>(codec, ['hasRequestMethod', 'decodeResult', 'validateNotification']) || codec.era !== Revisions.modern) return undefined;
+  const checked = codec;
   // The envelope is the connection's (its version, our client info and capabilities): the Client builds the same one per message.
   const envelope = internals._outboundMetaEnvelope();
   if (envelope === undefined) return undefined;
