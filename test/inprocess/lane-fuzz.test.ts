@@ -1,7 +1,9 @@
 // A seeded differential fuzzer of the edge lanes: a few hundred mutated reads and calls per lane, sent to a gateway with the lane on and one with it off; every answer, status, audit record and rate-limit outcome must be the same.
 import { isDeepStrictEqual } from 'node:util';
 import { afterEach, describe, expect, it, vi } from 'vitest';
-import { Server as SdkServer } from '@modelcontextprotocol/server';
+import { Server as SdkServer, Server as ModernServer } from '@modelcontextprotocol/server';
+import { Server as LegacyServer } from '@modelcontextprotocol/sdk/server/index.js';
+import { CallToolRequestSchema, ListToolsRequestSchema } from '@modelcontextprotocol/sdk/types.js';
 import { resourcesUpstream, toolsUpstream } from '../helpers/lane-upstream.js';
 import { counter } from '../helpers/counter.mjs';
 import { within } from '../helpers/gate.js';
@@ -46,7 +48,7 @@ const POLICY = {
   ],
 };
 /** Small buckets that never refill (`now` is fixed): the limits trip at the same request both ways, part-way through the script. */
-const LIMITS = { reads: [{ readsPerMinute: 1, burst: Math.round(CASES * 0.19) }], calls: [{ callsPerMinute: 1, burst: Math.round(CASES / 6) }] };
+const LIMITS = { reads: [{ readsPerMinute: 1, burst: Math.round(CASES * 0.3) }], calls: [{ callsPerMinute: 1, burst: Math.round(CASES / 4) }] };
 
 // ---------------------------------------------------------------------------------------------
 // JSON written by hand: any key spelling, order or repetition, any number lexeme.
@@ -104,6 +106,7 @@ function escapedKey(r: Rnd, o: Obj): Obj {
 /** A URI: mostly plain, else denied, missing, failing, odd (unicode, escapes, percent-encoding, very long, the base64 sentinel). */
 function uriOf(r: Rnd): string {
   if (chance(r, 0.45)) return `a+x://${Math.floor(r() * 20)}`;
+  if (chance(r, 0.15)) return `c+x://${Math.floor(r() * 6)}`; // cached: hits after the first
   return pick(r, [
     'a+x://secret-1',
     'a+x://secret',
@@ -128,7 +131,8 @@ function uriOf(r: Rnd): string {
 
 /** A tool name: mostly plain, else failing, denied, missing, odd. */
 function nameOf(r: Rnd): string {
-  if (chance(r, 0.5)) return 't__echo';
+  if (chance(r, 0.45)) return 't__echo';
+  if (chance(r, 0.2)) return pick(r, ['l__logs', 'l__asks', 'm__ask', 'm__plain']);
   return pick(r, [
     't__fails',
     't__secret',
@@ -330,44 +334,47 @@ function legacyHeaders(r: Rnd, tame: boolean): [string, string][] {
  */
 function generate(r: Rnd, n: number, era: '2025' | '2026', http: boolean): Case {
   const method = chance(r, 0.5) ? READ : CALL;
-  /** A tame case is a plain read or call (of any URI or tool, denied, missing or odd): the lane's to take, mostly. */
-  const tame = chance(r, 0.45);
-  const wild = (p: number): boolean => !tame && chance(r, p);
+  // A tame case is a plain read or call (of any URI or tool, denied, missing or odd): the lane's to take, mostly. Else
+  // one site is mutated (so the lane's boundary is probed one question at a time), or, a third of the time, all of them.
+  const focus = chance(r, 0.45) ? undefined : chance(r, 0.3) ? 'all' : pick(r, ['target', 'params', 'meta', 'args', 'top', 'id', 'headers'] as const);
+  const tameAt = (site: string): boolean => focus !== 'all' && focus !== site;
+  const wildAt = (site: string) => (p: number) => (focus === 'all' ? chance(r, p) : focus === site && chance(r, Math.min(1, p * 4)));
+  const [wildTarget, wildParams, wildTop] = [wildAt('target'), wildAt('params'), wildAt('top')];
   const params: Obj = new Obj([]);
   let name: unknown;
   if (method === READ) {
     name = uriOf(r);
-    if (!wild(0.05)) params.members.push(['"uri"', wild(0.05) ? pick(r, [42, null, ['a+x://1'], obj({})] as J[]) : (name as string)]);
+    if (!wildTarget(0.05)) params.members.push(['"uri"', wildTarget(0.15) ? pick(r, [42, null, ['a+x://1'], obj({})] as J[]) : (name as string)]);
   } else {
     name = nameOf(r);
-    if (!wild(0.05)) params.members.push(['"name"', wild(0.05) ? pick(r, [42, null, ['t__echo']] as J[]) : (name as string)]);
-    const args = argsOf(r, tame);
+    if (!wildTarget(0.05)) params.members.push(['"name"', wildTarget(0.15) ? pick(r, [42, null, ['t__echo']] as J[]) : (name as string)]);
+    const args = argsOf(r, tameAt('args'));
     if (args !== undefined) params.members.push(['"arguments"', args]);
   }
-  const meta = era === '2026' ? modernMeta(r, tame) : legacyMeta(r, tame);
+  const meta = era === '2026' ? modernMeta(r, tameAt('meta')) : legacyMeta(r, tameAt('meta'));
   if (meta !== undefined) params.members.push(['"_meta"', meta]);
-  if (wild(0.15)) {
+  if (wildParams(0.15)) {
     const key = pick(r, ['"extra"', '"requestState"', '"requestState"', '"inputResponses"', '"inputResponses"', '"cursor"', '"task"', '"\\u005f_meta"']);
     params.members.push([key, pick(r, [1, 'forged', obj({}), obj({ k: obj({ action: 'decline' }) }), null] as J[])]);
   }
-  if (wild(0.05)) params.members.unshift([method === READ ? '"uri"' : '"name"', method === READ ? 'a+x://secret-1' : 't__secret']); // repeated: the last wins
+  if (wildTarget(0.1)) params.members.unshift([method === READ ? '"uri"' : '"name"', method === READ ? 'a+x://secret-1' : 't__secret']); // repeated: the last wins
   let p: J = chance(r, 0.3) ? shuffled(r, params) : params;
-  if (wild(0.05)) p = escapedKey(r, p);
-  if (wild(0.04)) p = pick(r, [null, [], 'x', 7] as J[]);
+  if (wildParams(0.05)) p = escapedKey(r, p);
+  if (wildParams(0.04)) p = pick(r, [null, [], 'x', 7] as J[]);
 
   const top = new Obj([]);
-  top.members.push(['"jsonrpc"', !wild(0.06) ? '2.0' : pick(r, ['1.0', 2, '2.0 '] as J[])]);
-  const id = idOf(r, n, tame);
+  top.members.push(['"jsonrpc"', !wildTop(0.06) ? '2.0' : pick(r, ['1.0', 2, '2.0 '] as J[])]);
+  const id = idOf(r, n, tameAt('id'));
   if (id !== undefined) top.members.push(['"id"', id]);
-  top.members.push(['"method"', !wild(0.04) ? method : pick(r, ['resources/Read', `${method} `, 'tools/list'])]);
-  if (!wild(0.04)) top.members.push(['"params"', p]);
-  if (wild(0.05)) top.members.push([pick(r, ['"extra"', '"result"', '"error"']), 1]);
-  if (wild(0.03)) top.members.unshift(['"method"', method === READ ? CALL : READ]); // repeated: the last wins
-  if (wild(0.03)) top.members.unshift(['"id"', new Raw('"first"')]); // repeated: the last wins
+  top.members.push(['"method"', !wildTop(0.04) ? method : pick(r, ['resources/Read', `${method} `, 'tools/list'])]);
+  if (!wildTop(0.04)) top.members.push(['"params"', p]);
+  if (wildTop(0.05)) top.members.push([pick(r, ['"extra"', '"result"', '"error"']), 1]);
+  if (wildTop(0.03)) top.members.unshift(['"method"', method === READ ? CALL : READ]); // repeated: the last wins
+  if (wildTop(0.03)) top.members.unshift(['"id"', new Raw('"first"')]); // repeated: the last wins
   let body: Obj = chance(r, 0.3) ? shuffled(r, top) : top;
-  if (wild(0.05)) body = escapedKey(r, body);
+  if (wildTop(0.05)) body = escapedKey(r, body);
   const text = write(body);
-  return { text, method, name, headers: !http ? [] : era === '2026' ? modernHeaders(r, method, name, tame) : legacyHeaders(r, tame) };
+  return { text, method, name, headers: !http ? [] : era === '2026' ? modernHeaders(r, method, name, tameAt('headers')) : legacyHeaders(r, tameAt('headers')) };
 }
 
 /**
@@ -421,13 +428,59 @@ afterEach(() => {
   vi.restoreAllMocks();
 });
 
-/** Upstreams `a` (resources, uncached) and `t` (tools), the policy, the small limits, an audit log, the lane on or off. */
+/** A 2025-11-25 upstream (SDK v1): `logs` sends two log messages during the call, `asks` elicits (declined for a caller that cannot be asked). */
+function chattyUpstream(): LegacyServer {
+  const server = new LegacyServer({ name: 'chatty', version: '1.0.0' }, { capabilities: { tools: {}, logging: {} } });
+  server.setRequestHandler(ListToolsRequestSchema, () => ({ tools: ['logs', 'asks'].map((name) => ({ name, inputSchema: { type: 'object' as const } })) }));
+  server.setRequestHandler(CallToolRequestSchema, async (req, extra) => {
+    const text = (t: string) => ({ content: [{ type: 'text' as const, text: t }] });
+    if (req.params.name === 'logs') {
+      await extra.sendNotification({ method: 'notifications/message', params: { level: 'info', data: 'working' } });
+      await extra.sendNotification({ method: 'notifications/message', params: { level: 'debug', logger: 'x', data: { step: 2 } } });
+      return text('logged');
+    }
+    try {
+      const schema = { type: 'object' as const, properties: { name: { type: 'string' as const } } };
+      const r = await server.elicitInput({ mode: 'form', message: 'Your name?', requestedSchema: schema }, { relatedRequestId: extra.requestId });
+      return text(`answered ${r.action}`);
+    } catch (err) {
+      return text(`error: ${err instanceof Error ? err.message : String(err)}`);
+    }
+  });
+  return server;
+}
+
+/** A 2026-07-28 upstream (SDK v2): `ask` answers `input_required` until answered, `plain` at once. */
+function modernUpstream(): ModernServer {
+  const server = new ModernServer({ name: 'modern-tools', version: '1.0.0' }, { capabilities: { tools: {} } });
+  server.setRequestHandler('tools/list', () => ({ tools: ['ask', 'plain'].map((name) => ({ name, inputSchema: { type: 'object' as const } })) }));
+  server.setRequestHandler('tools/call', (req, ctx) => {
+    if (req.params.name === 'ask' && !ctx.mcpReq.inputResponses) {
+      const request = { method: 'elicitation/create', params: { mode: 'form', message: 'Your name?', requestedSchema: { type: 'object', properties: {} } } };
+      return { resultType: 'input_required', inputRequests: { name: request }, requestState: 'upstream-state' } as never;
+    }
+    return { content: [{ type: 'text' as const, text: req.params.name }] };
+  });
+  return server;
+}
+
+/**
+ * The gateway of a run: upstreams `a` (resources, uncached), `c` (the same, cached), `t` (tools),
+ * `l` (tools that log and ask), `m` (2026 tools); the policy, the small limits, an audit log; the
+ * lane on or off. `upstream` counts the never-answering reads and calls started, and those cancelled.
+ */
 function fuzzHarness(fastLane: boolean, audit: ReturnType<typeof memoryAudit>, upstream = { started: counter(), cancelled: counter() }) {
   const started = () => upstream.started.hit();
   const cancelled = () => upstream.cancelled.hit();
   return startHarness({
-    upstreams: { a: () => resourcesUpstream(cancelled, started), t: () => toolsUpstream(started, cancelled) },
-    serverFields: { a: { cache: false } },
+    upstreams: {
+      a: () => resourcesUpstream(cancelled, started),
+      c: () => resourcesUpstream(),
+      t: () => toolsUpstream(started, cancelled),
+      l: chattyUpstream,
+      m: { era: 'modern', make: modernUpstream },
+    },
+    serverFields: { a: { cache: false }, m: { protocol: '2026-07-28' } },
     config: { policy: POLICY, limits: LIMITS },
     audit,
     fastLane,
@@ -476,6 +529,7 @@ async function runStdio(fastLane: boolean, era: '2025' | '2026', cases: Case[]):
     const id = readableId(k.text);
     const before = id === undefined ? 0 : c.answers(id).length;
     const nulls = c.nullAnswers.length;
+    const lines = c.lines.length;
     const started = upstream.started.count;
     const cancelled = upstream.cancelled.count;
     await c.write(`${k.text}\n`);
@@ -496,8 +550,14 @@ async function runStdio(fastLane: boolean, era: '2025' | '2026', cases: Case[]):
     }
     await c.request('ping', meta, `ping-${i}`); // 2026 has no ping: its -32601 answer serves as well
     if (id !== undefined && !reached) await c.until(() => c.answers(id).length > before, `an answer to case ${i}`, 5000).catch(() => undefined);
-    const answers: Answer[] = id === undefined ? [] : c.answers(id).slice(before);
-    out.push({ answers, nulls: c.nullAnswers.slice(nulls), ...(k.cancel ? { reached, cancelledUpstream: upstream.cancelled.count - cancelled } : {}) });
+    const answers = JSON.parse(unsealed(JSON.stringify(id === undefined ? [] : c.answers(id).slice(before)))) as Answer[];
+    const notes = c.lines.slice(lines).filter((l) => l.parsed?.method !== undefined && l.parsed.id === undefined);
+    out.push({
+      answers,
+      notes: notes.map((l) => l.raw),
+      nulls: c.nullAnswers.slice(nulls),
+      ...(k.cancel ? { reached, cancelledUpstream: upstream.cancelled.count - cancelled } : {}),
+    });
     marks.push(audit.entries.length);
   }
   await c.request('ping', meta, 'last');
@@ -505,12 +565,15 @@ async function runStdio(fastLane: boolean, era: '2025' | '2026', cases: Case[]):
   return { out, records: comparableRecords(audit), marks, sdk: sdk.count() };
 }
 
+/** The gateway's sealed requestState is random (its key, a nonce): kept as its length, as modern-http-call-lane.test.ts does. */
+const unsealed = (text: string): string => text.replace(/"requestState":"[^"]*"/g, (m) => `"requestState":"sealed:${m.length}"`);
+
 /** One POST: status, content type and body (JSON parsed; an SSE stream or anything else as text). */
 async function post(url: URL, text: string, headers: [string, string][]): Promise<Record<string, unknown>> {
   const sent = new Headers();
   for (const [k, v] of headers) sent.append(k, v);
   const res = await fetch(url, { method: 'POST', headers: sent, body: text });
-  const body = await res.text();
+  const body = unsealed(await res.text());
   const type = res.headers.get('content-type') ?? '';
   let parsed: unknown = body;
   if (type.startsWith('application/json') && body) parsed = JSON.parse(body) as unknown;
@@ -608,6 +671,8 @@ function coverage(run: Run, cases: Case[]) {
     deniedRead: has(/"data":\{"uri":"a\+x:\/\/secret/),
     deniedCall: has(/Unknown tool: t__secret/),
     limited: has(/Rate limit exceeded/),
+    streamed: has(/notifications\/message/),
+    inputRequired: has(/input_required|-32021/),
     cancelled: run.out.filter((o, i) => cases[i]?.cancel?.names && (o as { cancelledUpstream?: number }).cancelledUpstream === 1).length,
   };
 }
@@ -621,7 +686,16 @@ async function differential(what: string, seed: number, cases: Case[], run: (fas
   console.log(`${what}, seed ${seed}, ${cases.length} requests: ${JSON.stringify(seen)}`);
   // Floors well under what the fixed seeds reach: the lane took a good share, and every kind of outcome occurred.
   expect(seen.lane).toBeGreaterThanOrEqual(cases.length / 4);
-  for (const k of ['read', 'called', 'deniedRead', 'deniedCall', 'limited'] as const) expect(seen[k], k).toBeGreaterThan(0);
+  // (Over 2025-11-25 an `input_required` never reaches the client, and a session's log messages take its GET stream.)
+  const kinds = [
+    'read',
+    'called',
+    'deniedRead',
+    'deniedCall',
+    'limited',
+    ...(what.startsWith('2026') ? (['streamed', 'inputRequired'] as const) : []),
+  ] as const;
+  for (const k of kinds) expect(seen[k], k).toBeGreaterThan(0);
   return seen;
 }
 
@@ -629,7 +703,7 @@ async function differential(what: string, seed: number, cases: Case[], run: (fas
 const EXPLORE = process.env.LANE_FUZZ_SEED === undefined ? undefined : Number(process.env.LANE_FUZZ_SEED);
 const SEEDS =
   EXPLORE === undefined
-    ? { modernHttp: 2, modernStdio: 0x2026_0001, legacyStdio: 0x2025_1125, legacyHttp: 0x2025_0002 }
+    ? { modernHttp: 3, modernStdio: 3, legacyStdio: 5, legacyHttp: 5 }
     : { modernHttp: EXPLORE, modernStdio: EXPLORE, legacyStdio: EXPLORE, legacyHttp: EXPLORE };
 
 describe('the lanes, fuzzed (seeded; lane on against off)', () => {
