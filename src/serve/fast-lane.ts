@@ -48,7 +48,8 @@ interface Request {
  * The fast lane, as an inbound wrapper in front of the facade Server (`next`). It serves a
  * `resources/read` or a `tools/call` itself when the request is plain: the session is initialized,
  * its client declared none of elicitation, sampling or roots (nothing can be asked of it), and the
- * params are the simple shape (`uri` a string; `name` a string with `arguments` an object or absent;
+ * params are the simple shape (`uri` a string; `name` a string with `arguments` an object without
+ * an own `__proto__` key, or absent; no `requestState`, which the SDK's input-required seam checks;
  * no `_meta`, so no progress token, trace context or retry fields). Anything else goes on to the
  * SDK, whose answers are the reference: the lane builds the same ones (the same gate call, so the
  * same policy decision, audit record, rate limit and metrics; the same `failureAnswer`; the result
@@ -145,13 +146,15 @@ export function fastLane(options: FastLaneOptions): Wrapper<ClassifiedHandler> {
     if (kind === 'request') {
       const request = message as Request;
       const params = request.params;
-      if (isPlainObject(params) && params._meta === undefined && laneOpen()) {
+      // A `requestState` (any era) is the SDK's input-required seam's to check; `_meta` may carry a progress token or trace context.
+      if (isPlainObject(params) && params._meta === undefined && params.requestState === undefined && laneOpen()) {
         if (request.method === 'resources/read') {
           const uri = params.uri;
           if (typeof uri === 'string') return read(request, uri, extra);
         } else if (tools && request.method === 'tools/call') {
           const { name, arguments: args } = params;
-          if (typeof name === 'string' && name.length <= MAX_ITEM_NAME && (args === undefined || isPlainObject(args))) {
+          // An own `__proto__` argument: the facade's params schema drops it, so the SDK path's call differs.
+          if (typeof name === 'string' && name.length <= MAX_ITEM_NAME && (args === undefined || (isPlainObject(args) && !Object.hasOwn(args, '__proto__')))) {
             return call(request, { ...params, name }, extra);
           }
         }

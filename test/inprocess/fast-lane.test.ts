@@ -39,6 +39,10 @@ const SCRIPT: [number | string, string, unknown][] = [
   [20, 'tools/call', { name: 'x'.repeat(2000) }],
   [21, 'tools/call', { name: 't__echo', arguments: null }],
   [22, 'resources/read', { uri: 'a+x://1', extra: true }],
+  // Found by lane-fuzz.test.ts: the SDK's input-required seam checks a `requestState` in any era; the facade's schema drops a `__proto__` argument.
+  [23, 'resources/read', { uri: 'a+x://1', requestState: 1 }],
+  [24, 'tools/call', { name: 't__echo', requestState: 7 }],
+  [25, 'tools/call', { name: 't__echo', arguments: JSON.parse('{"__proto__":{"x":1},"y":2}') as unknown }],
 ];
 
 /** The script over a 2025-11-25 HTTP session (real HTTP on 127.0.0.1): each answer as its POST carried it, and the HTTP status. */

@@ -135,7 +135,8 @@ export class ModernRequests {
     // A call only while the Server the SDK would make for it now offers tools (else its answer is the SDK's method-not-found).
     const capabilities = isRead ? wire.plainRead(params) : proxy.offers().tools ? wire.plainCall(params) : undefined;
     if (capabilities === undefined || !plainHeaders(req.headers, isRead ? READ : CALL, (isRead ? params.uri : params.name) as string)) return false;
-    if (typeof id === 'number' && spelledId(id, text) !== String(id)) return false;
+    // The SDK's entry takes integer ids only (a fraction is a 400 there), each as JSON writes it.
+    if (typeof id === 'number' && (!Number.isSafeInteger(id) || spelledId(id, text) !== String(id))) return false;
     const controller = new LazyAbort();
     const response = new LaneResponse(res, controller);
     const settle = laneAnswers(wire, { server, send: response.send, logger, caller, notFoundCode, ended: response.ended });
