@@ -580,6 +580,17 @@ async function post(url: URL, text: string, headers: [string, string][]): Promis
   return { status: res.status, type, body: parsed };
 }
 
+/** Sends each case in turn (`send`), keeping its answer and how many audit records there were after it. */
+async function replay(cases: Case[], audit: { entries: unknown[] }, send: (k: Case) => Promise<unknown>): Promise<{ out: unknown[]; marks: number[] }> {
+  const out: unknown[] = [];
+  const marks: number[] = [];
+  for (const k of cases) {
+    out.push(await send(k));
+    marks.push(audit.entries.length);
+  }
+  return { out, marks };
+}
+
 /** A script over the 2026-07-28 HTTP endpoint: each case one stateless POST. */
 async function runModernHttp(fastLane: boolean, cases: Case[]): Promise<Run> {
   const audit = memoryAudit();
@@ -601,13 +612,7 @@ async function runModernHttp(fastLane: boolean, cases: Case[]): Promise<Run> {
       ],
     );
     expect(first).toMatchObject({ status: 200, body: { result: { contents: [{ text: 'text of x://1' }] } } });
-    const out: unknown[] = [];
-    const marks: number[] = [];
-    for (const k of cases) {
-      out.push(await post(url, k.text, k.headers));
-      marks.push(audit.entries.length);
-    }
-    return { out, records: comparableRecords(audit), marks, sdk: sdk.count() };
+    return { ...(await replay(cases, audit, (k) => post(url, k.text, k.headers))), records: comparableRecords(audit), sdk: sdk.count() };
   } finally {
     await endpoint.close();
   }
@@ -625,13 +630,11 @@ async function runSessionHttp(fastLane: boolean, cases: Case[]): Promise<Run> {
     await c.initialize();
     const sid = c.carrier.sid;
     expect(sid).toEqual(expect.any(String));
-    const out: unknown[] = [];
-    const marks: number[] = [];
-    for (const k of cases) {
-      out.push(await post(url, k.text, [['mcp-session-id', sid!], ...k.headers]));
-      marks.push(audit.entries.length);
-    }
-    return { out, records: comparableRecords(audit), marks, sdk: sdk.count() };
+    return {
+      ...(await replay(cases, audit, (k) => post(url, k.text, [['mcp-session-id', sid!], ...k.headers]))),
+      records: comparableRecords(audit),
+      sdk: sdk.count(),
+    };
   } finally {
     await endpoint.close();
   }
