@@ -10,6 +10,7 @@ import {
   type JSONRPCMessage,
 } from '@modelcontextprotocol/client';
 import type { z } from 'zod';
+import { withFields } from '../copy.js';
 import { Revisions } from '../protocol.js';
 import { hasMethods } from './sdk-internals.js';
 
@@ -123,7 +124,7 @@ export function modernUpstreamWire(client: Client): ModernUpstreamWire | undefin
       const p = params ?? {};
       const meta = mergedMeta(envelope, p._meta);
       if (progress) meta.progressToken = id;
-      return { method, params: assigned(p, '_meta', meta), jsonrpc: '2.0', id };
+      return { method, params: withFields(p, { _meta: meta }), jsonrpc: '2.0', id };
     },
     cancelled(id, reason) {
       return { jsonrpc: '2.0', method: CANCELLED, params: { requestId: id, reason, _meta: { ...envelope } } };
@@ -179,14 +180,6 @@ function mergedMeta(envelope: Record<string, unknown>, meta: unknown): Record<st
   if (typeof meta === 'object' && meta !== null && Object.hasOwn(meta, '__proto__')) return { ...envelope, ...meta };
   const merged: Record<string, unknown> = Object.assign({}, envelope, meta);
   return merged;
-}
-
-/** `{ ...base, [key]: value }`, made the fast way where that is safe (see `withFields`). */
-function assigned(base: Record<string, unknown>, key: string, value: unknown): Record<string, unknown> {
-  if (Object.hasOwn(base, '__proto__')) return { ...base, [key]: value };
-  const copy = Object.assign({}, base);
-  copy[key] = value;
-  return copy;
 }
 
 /** `params` without the reserved envelope keys in its `_meta` (dropped when nothing else is left), as the Client lifts them. */
