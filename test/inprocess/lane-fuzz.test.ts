@@ -1,7 +1,7 @@
 // A seeded differential fuzzer of the edge lanes: a few hundred mutated reads and calls per lane, sent to a gateway with the lane on and one with it off; every answer, status, audit record and rate-limit outcome must be the same.
 import { isDeepStrictEqual } from 'node:util';
 import { afterEach, describe, expect, it, vi } from 'vitest';
-import { Server as SdkServer, Server as ModernServer } from '@modelcontextprotocol/server';
+import { Server as ModernServer } from '@modelcontextprotocol/server';
 import { Server as LegacyServer } from '@modelcontextprotocol/sdk/server/index.js';
 import { CallToolRequestSchema, ListToolsRequestSchema } from '@modelcontextprotocol/sdk/types.js';
 import { resourcesUpstream, toolsUpstream } from '../helpers/lane-upstream.js';
@@ -13,6 +13,7 @@ import { comparableRecords, memoryAudit } from '../helpers/memory-audit.js';
 import { prng } from '../helpers/prng.js';
 import { RawClient, type Answer } from '../helpers/raw-client.js';
 import { CLIENT_INFO, V2025, V2026 } from '../helpers/rpc-messages.js';
+import { sdkRequestCount } from '../helpers/sdk-requests.js';
 
 /*
  * How it works. Each lane gets a script from a fixed seed (prng.ts): reads and calls built plain, of
@@ -411,19 +412,6 @@ function script(seed: number, era: '2025' | '2026', http: boolean, count = CASES
 // ---------------------------------------------------------------------------------------------
 // Running a script against a gateway, lane on or off.
 
-/** How many reads and calls reached an SDK Server's Protocol: the difference on minus off is what the lane took. */
-function sdkRequests(): { count: () => number } {
-  vi.restoreAllMocks();
-  const proto = SdkServer.prototype as unknown as { _onrequest: (m: { method?: string }, e?: unknown) => void };
-  const original = proto._onrequest;
-  let n = 0;
-  vi.spyOn(proto, '_onrequest').mockImplementation(function (this: unknown, message, extra) {
-    if (message.method === READ || message.method === CALL) n++;
-    return original.call(this, message, extra);
-  });
-  return { count: () => n };
-}
-
 afterEach(() => {
   vi.restoreAllMocks();
 });
@@ -513,7 +501,7 @@ function readableId(text: string): string | number | undefined {
  */
 async function runStdio(fastLane: boolean, era: '2025' | '2026', cases: Case[]): Promise<Run> {
   const audit = memoryAudit();
-  const sdk = sdkRequests();
+  const sdk = sdkRequestCount([READ, CALL]);
   const upstream = { started: counter(), cancelled: counter() };
   await using h = await fuzzHarness(fastLane, audit, upstream);
   await using c = await RawClient.memory((t) => h.proxy.connect(t));
@@ -594,7 +582,7 @@ async function replay(cases: Case[], audit: { entries: unknown[] }, send: (k: Ca
 /** A script over the 2026-07-28 HTTP endpoint: each case one stateless POST. */
 async function runModernHttp(fastLane: boolean, cases: Case[]): Promise<Run> {
   const audit = memoryAudit();
-  const sdk = sdkRequests();
+  const sdk = sdkRequestCount([READ, CALL]);
   await using h = await fuzzHarness(fastLane, audit);
   const endpoint = testEndpoint(h.proxy);
   try {
@@ -621,7 +609,7 @@ async function runModernHttp(fastLane: boolean, cases: Case[]): Promise<Run> {
 /** A script over one 2025-11-25 HTTP session: each case one POST with the session's headers. */
 async function runSessionHttp(fastLane: boolean, cases: Case[]): Promise<Run> {
   const audit = memoryAudit();
-  const sdk = sdkRequests();
+  const sdk = sdkRequestCount([READ, CALL]);
   await using h = await fuzzHarness(fastLane, audit);
   const endpoint = testEndpoint(h.proxy);
   try {

@@ -1,6 +1,5 @@
 // The 2026-07-28 HTTP lane for plain tools/call (past SDK v2's createMcpHandler): the same statuses, content types, bodies and audit records as the SDK path, request by request; a client going away cancels the call upstream.
 import { afterEach, describe, expect, it, vi } from 'vitest';
-import { Server as SdkServer } from '@modelcontextprotocol/server';
 import { Server as ModernServer } from '@modelcontextprotocol/server';
 import { Server as LegacyServer } from '@modelcontextprotocol/sdk/server/index.js';
 import { CallToolRequestSchema, ListToolsRequestSchema } from '@modelcontextprotocol/sdk/types.js';
@@ -10,6 +9,7 @@ import { startHarness } from '../helpers/harness.js';
 import { testEndpoint } from '../helpers/http-endpoint.js';
 import { comparableRecords, memoryAudit } from '../helpers/memory-audit.js';
 import { modernEnvelope, V2026 } from '../helpers/rpc-messages.js';
+import { sdkRequestCount } from '../helpers/sdk-requests.js';
 
 const env = modernEnvelope();
 const LOG_LEVEL = 'io.modelcontextprotocol/logLevel';
@@ -150,19 +150,6 @@ const SCRIPT: Post[] = [
   { body: call(49, 't__logs', {}) },
 ];
 
-/** How many `tools/call` requests reached an SDK Server's Protocol (the 2026 upstream's counts too: the same both ways). */
-function sdkCalls(): { count: () => number } {
-  vi.restoreAllMocks();
-  const proto = SdkServer.prototype as unknown as { _onrequest: (m: { method?: string }, e?: unknown) => void };
-  const original = proto._onrequest;
-  let n = 0;
-  vi.spyOn(proto, '_onrequest').mockImplementation(function (this: unknown, message, extra) {
-    if (message.method === 'tools/call') n++;
-    return original.call(this, message, extra);
-  });
-  return { count: () => n };
-}
-
 afterEach(() => {
   vi.restoreAllMocks();
 });
@@ -204,7 +191,7 @@ function callHarness(fastLane: boolean, audit = memoryAudit(), hang?: { started:
 
 async function run(fastLane: boolean) {
   const audit = memoryAudit();
-  const calls = sdkCalls();
+  const calls = sdkRequestCount(['tools/call']);
   await using h = await callHarness(fastLane, audit);
   const endpoint = testEndpoint(h.proxy);
   try {
@@ -254,7 +241,7 @@ describe('the 2026-07-28 HTTP lane for tools/call', () => {
 
   it('a call whose client goes away is cancelled upstream; the endpoint goes on', async () => {
     for (const fastLane of [true, false]) {
-      const calls = sdkCalls();
+      const calls = sdkRequestCount(['tools/call']);
       const started = counter();
       const cancelled = counter();
       await using h = await callHarness(fastLane, memoryAudit(), { started: () => started.hit(), cancelled: () => cancelled.hit() });

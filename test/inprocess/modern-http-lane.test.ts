@@ -1,12 +1,12 @@
 // The 2026-07-28 HTTP lane (plain reads past SDK v2's createMcpHandler): the same statuses, bodies and audit records as the SDK path, request by request.
 import { afterEach, describe, expect, it, vi } from 'vitest';
-import { Server as SdkServer } from '@modelcontextprotocol/server';
 import { laneHarness, slowReadHarness } from '../helpers/lane-upstream.js';
 import { startHarness } from '../helpers/harness.js';
 import { testEndpoint } from '../helpers/http-endpoint.js';
 import { createUpstreamServer } from '../helpers/upstream-server.mjs';
 import { comparableRecords, memoryAudit } from '../helpers/memory-audit.js';
 import { modernEnvelope, V2026 } from '../helpers/rpc-messages.js';
+import { sdkRequestCount } from '../helpers/sdk-requests.js';
 
 const POLICY = { default: 'allow', rules: [{ id: 'no-secret', effect: 'deny', resources: ['a+x://secret*'] }] };
 const env = modernEnvelope();
@@ -64,19 +64,6 @@ const SCRIPT: Post[] = [
   { body: read(35.5, 'a+x://1') }, // found by lane-fuzz.test.ts: the SDK's entry answers a fractional id 400, not the read
 ];
 
-/** How many `resources/read` requests reached an SDK Server's Protocol. */
-function sdkReads(): { count: () => number } {
-  vi.restoreAllMocks();
-  const proto = SdkServer.prototype as unknown as { _onrequest: (m: { method?: string }, e?: unknown) => void };
-  const original = proto._onrequest;
-  let n = 0;
-  vi.spyOn(proto, '_onrequest').mockImplementation(function (this: unknown, message, extra) {
-    if (message.method === 'resources/read') n++;
-    return original.call(this, message, extra);
-  });
-  return { count: () => n };
-}
-
 afterEach(() => {
   vi.restoreAllMocks();
 });
@@ -99,7 +86,7 @@ async function post(url: URL, { uri = 'a+x://1', headers = {}, body }: Post, sig
 
 async function run(fastLane: boolean) {
   const audit = memoryAudit();
-  const reads = sdkReads();
+  const reads = sdkRequestCount(['resources/read']);
   await using h = await laneHarness(fastLane, { config: { policy: POLICY }, audit });
   const endpoint = testEndpoint(h.proxy);
   try {
@@ -144,7 +131,7 @@ describe('the 2026-07-28 HTTP lane', () => {
 
   it('a read whose client goes away is cancelled upstream; the endpoint goes on', async () => {
     for (const fastLane of [true, false]) {
-      const reads = sdkReads();
+      const reads = sdkRequestCount(['resources/read']);
       const { h: harness, slow, cancelled } = await slowReadHarness(fastLane);
       await using h = harness;
       const endpoint = testEndpoint(h.proxy);

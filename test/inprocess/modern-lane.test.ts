@@ -7,6 +7,7 @@ import { startHarness } from '../helpers/harness.js';
 import { comparableRecords, memoryAudit } from '../helpers/memory-audit.js';
 import { RawClient } from '../helpers/raw-client.js';
 import { CLIENT_INFO, modernEnvelope, V2026 } from '../helpers/rpc-messages.js';
+import { sdkRequestCount } from '../helpers/sdk-requests.js';
 
 const POLICY = { default: 'allow', rules: [{ id: 'no-secret', effect: 'deny', resources: ['a+x://secret*'] }] };
 
@@ -46,19 +47,6 @@ const SCRIPT: [number | string, unknown][] = [
   [28, ['a+x://1']],
   [29, { uri: 'a+x://2', _meta: env }],
 ];
-
-/** How many `method` requests reached the SDK Protocol (an observation: the SDK still runs them). `restore`: drop the other spies first. */
-function sdkReads(method = 'resources/read', restore = true): { count: () => number } {
-  if (restore) vi.restoreAllMocks(); // one spy per method: a spy over a spy would call itself
-  const proto = SdkServer.prototype as unknown as { _onrequest: (m: { method?: string }, e?: unknown) => void };
-  const original = proto._onrequest;
-  let n = 0;
-  vi.spyOn(proto, '_onrequest').mockImplementation(function (this: unknown, message, extra) {
-    if (message.method === method) n++;
-    return original.call(this, message, extra);
-  });
-  return { count: () => n };
-}
 
 /** The methods of the messages serveStdio's entry passed on to its instance (its channel's `deliver`), in order. */
 interface Channel {
@@ -118,7 +106,7 @@ const AFTER_PIN: [number | string, string, unknown][] = [
 async function runAfterPin(fastLane: boolean) {
   const audit = memoryAudit();
   const delivered = channelDeliveries();
-  const calls = sdkReads('tools/call', false);
+  const calls = sdkRequestCount(['tools/call'], false);
   await using h = await laneHarness(fastLane, {
     config: { policy: { ...POLICY, rules: [...POLICY.rules, { id: 'no-secret-tool', effect: 'deny', tools: ['t__secret'] }] } },
     audit,
@@ -148,7 +136,7 @@ afterEach(() => {
 
 async function run(fastLane: boolean) {
   const audit = memoryAudit();
-  const reads = sdkReads();
+  const reads = sdkRequestCount(['resources/read']);
   await using h = await laneHarness(fastLane, { config: { policy: POLICY, limits: [{ principals: ['*'], readsPerMinute: 6000, burst: 1000 }] }, audit });
   await using c = await RawClient.memory((t) => h.proxy.connect(t));
   const out: Record<string, unknown> = {};
@@ -215,7 +203,7 @@ describe('the edge fast lane (2026-07-28 stdio)', () => {
 
   it('a cancelled read is cancelled upstream and never answered; the connection goes on', async () => {
     for (const fastLane of [true, false]) {
-      const reads = sdkReads();
+      const reads = sdkRequestCount(['resources/read']);
       const { h: harness, slow, cancelled } = await slowReadHarness(fastLane);
       await using h = harness;
       await using c = await RawClient.memory((t) => h.proxy.connect(t));
@@ -258,7 +246,7 @@ describe('the edge fast lane (2026-07-28 stdio)', () => {
     for (const fastLane of [true, false]) {
       const hang = counter();
       const cancelled = counter();
-      const calls = sdkReads('tools/call');
+      const calls = sdkRequestCount(['tools/call']);
       await using h = await startHarness({
         upstreams: {
           t: () =>
