@@ -1,6 +1,6 @@
 // Benchmark: a direct SDK client vs the same client through the mcp-federate proxy (dist/cli.js), in one run.
 import { spawn } from 'node:child_process';
-import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { cpus, tmpdir } from 'node:os';
 import { dirname, join, resolve } from 'node:path';
 import { performance } from 'node:perf_hooks';
@@ -75,11 +75,20 @@ const pool = async (total, concurrency, task) => {
   };
   await Promise.all(Array.from({ length: concurrency }, worker));
 };
-/** CPU time (user + system) a process has used so far, in ms; from /proc (Linux), in clock ticks of 10 ms. */
+/**
+ * The process's CPU time in ms, summed over its threads' `schedstat` (nanoseconds): the clock-tick
+ * figures of `/proc/<pid>/stat` quantise a 5000-operation round to 2 µs per operation.
+ */
 const cpuMs = (pid) => {
-  const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
-  const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
-  return ((Number(fields[11]) + Number(fields[12])) * 1000) / TICKS_PER_SECOND;
+  try {
+    let ns = 0;
+    for (const task of readdirSync(`/proc/${pid}/task`)) ns += Number(readFileSync(`/proc/${pid}/task/${task}/schedstat`, 'utf8').split(' ')[0]);
+    return ns / 1e6;
+  } catch {
+    const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
+    const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+    return ((Number(fields[11]) + Number(fields[12])) * 1000) / TICKS_PER_SECOND;
+  }
 };
 /**
  * The GC pause time (ms) process `pid` has had so far, from bench/gc-hook.mjs (loaded into every gateway
@@ -208,7 +217,7 @@ const spawnFixtures = (count) => Promise.all(Array.from({ length: count }, () =>
 /** servers: { id: extraFixtureArgs }; extra: more top-level config (e.g. cache settings); env: added to the proxy's environment. */
 const spawnProxy = (servers, extra = {}, env = undefined) => {
   if (!existsSync(CLI)) return Promise.reject(new Error(`${CLI} not found (run npm run build)`));
-  const config = { ...extra, servers: {} };
+  const config = { ...extra, servers: { ...extra.servers } }; // extra.servers: any other upstreams, as given
   for (const [id, extra] of Object.entries(servers)) {
     config.servers[id] = { command: process.execPath, args: [FIXTURE, ...BASE_ARGS, ...extra] };
   }
@@ -649,8 +658,59 @@ const callPhase = async () => {
     undefined,
     cost,
   );
-  addRow('proxy CPU per relayed tools/call (1 KiB text; target: the read row ± 10%)', undefined, cost instanceof Error ? cost : cost.cpu, 'us');
+  addRow(
+    "proxy CPU per relayed tools/call (1 KiB text; another gateway than the read rows', in another phase)",
+    undefined,
+    cost instanceof Error ? cost : cost.cpu,
+    'us',
+  );
   await closeHandles(direct, proxy);
+  await pairedCallRow(toolArgs);
+};
+
+/**
+ * The CPU of a `tools/call` against a read's, on one gateway with both upstreams, in alternating
+ * rounds of the same client: the two figures share the process, its warm-up and the machine's load
+ * of the moment, which separate gateways in separate phases do not (their CPU per operation swings
+ * ±15% between runs). The ratio is the median of the per-round ratios.
+ */
+const pairedCallRow = async (toolArgs) => {
+  progress('tools/call against resources/read, one gateway, alternating rounds');
+  const reps = Math.max(N.throughputReps, 7);
+  const gateway = await attempt(() =>
+    spawnSettledProxy({ bench: [] }, { cache: { enabled: false }, servers: { tools: { command: process.execPath, args: toolArgs } } }),
+  );
+  const uris = textUris('bench+');
+  const units = 2 * N.throughput; // rounds long enough that one major GC more or less moves a round by little
+  const reads = (h) => pool(units, N.inFlight, (i) => h.client.readResource({ uri: uris[i % uris.length] }));
+  const calls = (h) => pool(units, N.inFlight, (i) => h.client.callTool({ name: 'tools__text', arguments: { n: i % 1000 } }));
+  const rounds = await attempt(async () => {
+    if (gateway instanceof Error) throw gateway;
+    await reads(gateway); // warm-up, unmeasured
+    await calls(gateway);
+    const out = [];
+    for (let r = 0; r < reps; r++) {
+      const [read] = await costsOver([gateway], units, () => reads(gateway));
+      const [call] = await costsOver([gateway], units, () => calls(gateway));
+      if (read instanceof Error) throw read;
+      if (call instanceof Error) throw call;
+      out.push({ read: read.cpu, call: call.cpu });
+      progress(`  round ${r + 1}: read ${read.cpu.toFixed(1)} µs (GC ${read.gc.toFixed(1)}), call ${call.cpu.toFixed(1)} µs (GC ${call.gc.toFixed(1)})`);
+    }
+    return out;
+  });
+  const ok = !(rounds instanceof Error);
+  const readCpu = ok ? median(rounds.map((r) => r.read)) : rounds;
+  const callCpu = ok ? median(rounds.map((r) => r.call)) : rounds;
+  addRow(`proxy CPU per read (direct column) and per tools/call (proxy column), 1 KiB text, one gateway, ${reps} alternating rounds`, readCpu, callCpu, 'us');
+  addRow(
+    `proxy CPU per tools/call ÷ per read, median of the ${reps} rounds' ratios (target: the read's ± 10%)`,
+    undefined,
+    ok ? median(rounds.map((r) => r.call / r.read)) : rounds,
+    'x',
+    PROXY('0.9–1.1', (x) => x >= 0.9 && x <= 1.1),
+  );
+  await closeHandles(gateway);
 };
 
 const modernPhase = async () => {
