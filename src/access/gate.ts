@@ -426,33 +426,43 @@ export class AccessGate {
     );
   }
 
-  private async itemCall<T>(
+  private itemCall<T>(
     caller: Caller,
     kind: ItemKind,
     params: Record<string, unknown> & { name: string },
     run: (found: FoundItem, trace: OperationTrace) => Promise<T>,
   ): Promise<T> {
     const method = kind === 'tools' ? 'tools/call' : 'prompts/get';
-    const args = params.arguments ?? {};
-    const canonical = canonicalArguments(args);
-    const audited = this.options.audit !== noopAuditLog;
-    // The result's size is weighed only for an audit record (nothing else reads it). The arguments'
-    // hash is for the record too, and keys the call's fair share upstream: without a record, short
-    // canonical arguments are their own key.
-    const trace: OperationTrace = {
-      name: params.name,
-      argumentsSha256: audited || canonical.length > MAX_PLAIN_KEY ? sha256Hex(canonical) : undefined,
-      argumentsKey: canonical,
-      weigh: audited,
-    };
-    if (this.itemParts().recordArguments) trace.arguments = canonical;
-    const calls = this.rules.calls;
-    const limited = calls ? await calls.take(caller) : undefined; // a shared limiter answers after one round trip
-    if (limited && !limited.ok) {
-      const error = rateLimited(limited.retryAfterMs);
-      return this.recorded(caller, method, undefined, trace, CALL_LIMITED, 'rate_limited', this.now()).then(() => Promise.reject(error));
+    let trace: OperationTrace;
+    try {
+      const args = params.arguments ?? {};
+      const canonical = canonicalArguments(args);
+      const audited = this.options.audit !== noopAuditLog;
+      // The result's size is weighed only for an audit record (nothing else reads it). The arguments'
+      // hash is for the record too, and keys the call's fair share upstream: without a record, short
+      // canonical arguments are their own key.
+      trace = {
+        name: params.name,
+        argumentsSha256: audited || canonical.length > MAX_PLAIN_KEY ? sha256Hex(canonical) : undefined,
+        argumentsKey: canonical,
+        weigh: audited,
+      };
+      if (this.itemParts().recordArguments) trace.arguments = canonical;
+    } catch (err) {
+      return Promise.reject(err);
     }
-    return this.itemDecided(caller, method, kind === 'tools' ? 'call' : 'get', kind, params.name, trace, (found) => run(found, trace));
+    const decided = (): Promise<T> =>
+      this.itemDecided(caller, method, kind === 'tools' ? 'call' : 'get', kind, params.name, trace, (found) => run(found, trace));
+    const calls = this.rules.calls;
+    if (!calls) return decided(); // no call limit: no turn waited for one
+    return (async () => {
+      const limited = await calls.take(caller); // a shared limiter answers after one round trip
+      if (!limited.ok) {
+        const error = rateLimited(limited.retryAfterMs);
+        return this.recorded(caller, method, undefined, trace, CALL_LIMITED, 'rate_limited', this.now()).then(() => Promise.reject(error));
+      }
+      return decided();
+    })();
   }
 
   /** Finds `name` at its owner, decides `action` on it, and runs `run` when allowed; denied or unknown: the same unknown-item error. */

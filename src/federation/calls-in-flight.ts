@@ -30,17 +30,34 @@ export interface CallContext {
 export class CallsInFlight {
   private readonly byServer = new Map<string, Set<CallContext>>();
 
-  /** Runs `call` with `relay` registered as in flight to `server`. */
-  async during<T>(server: string, relay: CallContext, call: () => Promise<T>): Promise<T> {
+  /**
+   * Runs `call` with `relay` registered as in flight to `server`, until its promise settles (one
+   * `.then` on it, not an async frame: this is on every call's path).
+   */
+  during<T>(server: string, relay: CallContext, call: () => Promise<T>): Promise<T> {
     let set = this.byServer.get(server);
     if (!set) this.byServer.set(server, (set = new Set()));
-    set.add(relay);
+    const inFlight = set;
+    inFlight.add(relay);
+    const done = (): void => {
+      inFlight.delete(relay);
+      if (inFlight.size === 0 && this.byServer.get(server) === inFlight) this.byServer.delete(server);
+    };
+    let pending: Promise<T>;
     try {
-      return await call();
-    } finally {
-      set.delete(relay);
-      if (set.size === 0) this.byServer.delete(server);
+      pending = call();
+    } catch (err) {
+      done();
+
+      return Promise.reject(err);
     }
+    return pending.then(
+      (value) => (done(), value),
+      (err: unknown) => {
+        done();
+        throw err;
+      },
+    );
   }
 
   /** An upstream's `notifications/message`: to the one caller it can be about; false when none. */
