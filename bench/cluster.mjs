@@ -4,6 +4,7 @@ import { existsSync, readFileSync, writeFileSync } from 'node:fs';
 import { createServer } from 'node:net';
 import { join } from 'node:path';
 import { createInterface } from 'node:readline';
+import { connectLightModern } from './light-http.mjs';
 
 const MODERN = '2026-07-28';
 const META = { 'io.modelcontextprotocol/protocolVersion': MODERN, 'io.modelcontextprotocol/clientCapabilities': {} };
@@ -162,6 +163,10 @@ export async function clusterPhase(ctx) {
     const unlimited = [];
     for (let i = 1; i <= count; i++) unlimited.push(await spawnHttpProxy(upstream, { ...common, ...redis(`u${i}`) }));
     handles.push(...unlimited);
+    // One gateway with the limit and the `redis` block, beside the single one with the limit and no
+    // Redis: what Redis adds to a read, without the other replicas and haproxy on the same two cores.
+    const soloRedis = await spawnHttpProxy(upstream, { ...common, ...limited, ...redis('s1') });
+    handles.push(soloRedis);
     const example = readFileSync(process.env.BENCH_HAPROXY_CFG ?? join(ROOT, 'examples', 'cluster', 'haproxy.cfg'), 'utf8');
     const haproxyConfig = (port, rs) =>
       example
@@ -182,9 +187,21 @@ export async function clusterPhase(ctx) {
     const uris = textUris('bench+', 50);
     let id = 0;
     const total = Number(process.env.BENCH_CLUSTER_READS ?? Math.min(N.throughput, 3000));
+    // The measured reads go through the light keep-alive node:http client (one agent per address), as
+    // the other HTTP rows do: fetch costs its client ~600 µs per read, which on two cores leaves the
+    // replicas less CPU than the one gateway they are compared with. BENCH_CLUSTER_CLIENT=fetch: fetch.
+    const viaFetch = process.env.BENCH_CLUSTER_CLIENT === 'fetch';
+    const lights = new Map();
+    handles.push({ close: async () => Promise.all([...lights.values()].map((c) => c.close())) });
+    const light = (url) => {
+      let c = lights.get(url);
+      if (!c) lights.set(url, (c = connectLightModern(url, { token: HTTP_TOKEN, maxSockets: N.inFlight })));
+      return c;
+    };
+    const readOne = (url, uri) => (viaFetch ? modernRead(url, HTTP_TOKEN, uri, ++id) : light(url).readResource({ uri }));
     const run = (urls) => async () => {
       const t0 = now();
-      await pool(total, N.inFlight, (i) => modernRead(urls[i % urls.length], HTTP_TOKEN, uris[i % uris.length], ++id));
+      await pool(total, N.inFlight, (i) => readOne(urls[i % urls.length], uris[i % uris.length]));
       return total / ((now() - t0) / 1000);
     };
     // Warm every cache (each replica its own) and haproxy's connections; waits out haproxy's first health checks.
@@ -193,6 +210,11 @@ export async function clusterPhase(ctx) {
         for (const u of [single.url, singleLimited.url, ...replicas.map((r) => r.url), ...unlimited.map((r) => r.url)])
           await pool(uris.length, 8, (i) => modernRead(u, HTTP_TOKEN, uris[i], ++id));
         for (const u of [lb, lbUnlimited]) await pool(uris.length * 6, 8, (i) => modernRead(u, HTTP_TOKEN, uris[i % uris.length], ++id));
+        // Then every gateway process takes the same number of reads with the measured client, so that a
+        // replica (a third of each round's reads) runs code as warm as the single gateway's.
+        const warm = Number(process.env.BENCH_CLUSTER_WARM ?? 3000);
+        for (const u of [single.url, singleLimited.url, soloRedis.url, ...replicas.map((r) => r.url), ...unlimited.map((r) => r.url)])
+          if (warm > 0) await pool(warm, N.inFlight, (i) => readOne(u, uris[i % uris.length]));
         break;
       } catch (e) {
         if (attempt > 50) throw e;
@@ -208,12 +230,15 @@ export async function clusterPhase(ctx) {
       oneLimited: withCpu({ client, gateway: singleLimited.pid }, total, run([singleLimited.url])),
       threeUnlimited: withCpu({ client, haproxy: haproxyUnlimited.pid, ...trio(unlimited), redis: handles[0].pid }, total, run([lbUnlimited])),
       threeDirect: withCpu({ client, ...trio(unlimited), redis: handles[0].pid }, total, run(unlimited.map((r) => r.url))),
+      oneLimitedAgain: withCpu({ client, gateway: singleLimited.pid }, total, run([singleLimited.url])),
+      oneRedis: withCpu({ client, gateway: soloRedis.pid, redis: handles[0].pid }, total, run([soloRedis.url])),
     };
     const before = await commandCounts(redisUrl);
     const [one, three, oneLimited] = await interleavedMedians(N.throughputReps, sides.one.run, sides.three.run, sides.oneLimited.run);
     const after = await commandCounts(redisUrl);
     const reads = (N.throughputReps + 1) * total;
     const [oneAgain, threeUnlimited, threeDirect] = await interleavedMedians(N.throughputReps, sides.one.run, sides.threeUnlimited.run, sides.threeDirect.run);
+    const [oneLimitedAgain, oneRedis] = await interleavedMedians(N.throughputReps, sides.oneLimitedAgain.run, sides.oneRedis.run);
     const label = `(${total} cached 2026 reads, ${N.inFlight} in flight, median of ${N.throughputReps})`;
     addRow(
       `cluster: 1 replica without Redis, no limit → 3 replicas + Redis via haproxy, with a limit ${label}`,
@@ -243,6 +268,20 @@ export async function clusterPhase(ctx) {
       'rps',
       RATIO('info', () => true),
     );
+    addRow(
+      `cluster: what Redis adds to one gateway: 1 replica with a limit, without → with the \`redis\` block (no other replica, no haproxy) ${label}`,
+      oneLimitedAgain,
+      oneRedis,
+      'rps',
+      RATIO('info', () => true),
+    );
+    const perRead = (side, names) => (names.reduce((sum, k) => sum + (side.cpu.ms[k] ?? 0), 0) * 1000) / side.cpu.reads;
+    addRow(
+      'cluster: CPU per read of that gateway without → with the `redis` block (with: the gateway and redis-server together)',
+      perRead(sides.oneLimitedAgain, ['gateway']),
+      perRead(sides.oneRedis, ['gateway', 'redis']),
+      'us',
+    );
     for (const [name, side] of Object.entries(sides)) notes.add(`cluster CPU per read, ${name}: ${cpuLine(side.cpu)}`);
     addRow(
       'cluster: Redis round trips per read, rate limit configured',
@@ -253,7 +292,7 @@ export async function clusterPhase(ctx) {
     );
     notes.add(
       "cluster rows: 3 replicas (serve --http, each its own stdio catalog fixture, cache TTL so reads are cached hits, `redis` block, a read limit that never refuses) behind Debian's haproxy with examples/cluster/haproxy.cfg, " +
-        'against 1 replica without a `redis` block (with and without the same limit); 2026-07-28 stateless reads over fetch, interleaved. On this 2-core machine every process shares the same two cores, so the ratio checks that Redis costs nothing per read rather than that replicas add capacity. ' +
+        'against 1 replica without a `redis` block (with and without the same limit); 2026-07-28 stateless reads over a light keep-alive node:http client (BENCH_CLUSTER_CLIENT=fetch: fetch), interleaved, after 3000 unmeasured reads into every gateway (BENCH_CLUSTER_WARM). On this 2-core machine every process shares the same two cores, so the ratio checks that Redis costs nothing per read rather than that replicas add capacity. ' +
         "Round trips are Redis's own count (INFO commandstats, top-level commands only: a script's inner TIME/HMGET/HSET/PEXPIRE are not round trips) over every read of the measured runs.",
     );
   } finally {

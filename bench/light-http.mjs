@@ -23,6 +23,13 @@ const fromSse = (text, id) => {
  * Opens a session at `url` (initialize, then notifications/initialized) with `maxSockets` keep-alive
  * sockets. The handle has the SDK Client methods the bench uses (`readResource`, `listResources`, `close`).
  */
+/**
+ * A request written on a kept-alive socket the server closed as idle at that moment (its keep-alive
+ * timeout): never read by the server, so sent once more on a fresh socket, as Node's documentation
+ * advises (`request.reusedSocket`) and undici does. Only once, and only for that error.
+ */
+const staleSocket = (req, err, retried) => !retried && req.reusedSocket && err.code === 'ECONNRESET';
+
 export const connectLight = async (url, { token, maxSockets = 32 } = {}) => {
   const target = new URL(url);
   const agent = new Agent({ keepAlive: true, maxSockets });
@@ -32,7 +39,7 @@ export const connectLight = async (url, { token, maxSockets = 32 } = {}) => {
     ...(token ? { authorization: `Bearer ${token}` } : {}),
   };
   let nextId = 0;
-  const send = (method, body) =>
+  const send = (method, body, retried = false) =>
     new Promise((resolve, reject) => {
       const req = httpRequest({ agent, method, hostname: target.hostname, port: target.port, path: target.pathname + target.search, headers }, (res) => {
         const chunks = [];
@@ -40,7 +47,7 @@ export const connectLight = async (url, { token, maxSockets = 32 } = {}) => {
         res.on('end', () => resolve({ status: res.statusCode, headers: res.headers, text: Buffer.concat(chunks).toString('utf8') }));
         res.on('error', reject);
       });
-      req.on('error', reject);
+      req.on('error', (err) => (staleSocket(req, err, retried) ? send(method, body, true).then(resolve, reject) : reject(err)));
       req.end(body);
     });
   const call = async (method, params) => {
@@ -85,9 +92,8 @@ export const connectLightModern = (url, { token, maxSockets = 32 } = {}) => {
   const target = new URL(url);
   const agent = new Agent({ keepAlive: true, maxSockets });
   let nextId = 0;
-  const call = (method, name, params) =>
+  const call = (method, name, params, retried = false, id = nextId++) =>
     new Promise((resolve, reject) => {
-      const id = nextId++;
       const headers = {
         'content-type': 'application/json',
         accept: 'application/json, text/event-stream',
@@ -115,7 +121,7 @@ export const connectLightModern = (url, { token, maxSockets = 32 } = {}) => {
           res.on('error', reject);
         },
       );
-      req.on('error', reject);
+      req.on('error', (err) => (staleSocket(req, err, retried) ? call(method, name, params, true, id).then(resolve, reject) : reject(err)));
       req.end(body);
     });
   return {
