@@ -48,6 +48,12 @@ const now = () => performance.now();
 const gc = () => globalThis.gc?.();
 const percentile = (xs, p) => [...xs].sort((a, b) => a - b)[Math.min(xs.length - 1, Math.floor((p / 100) * xs.length))];
 const median = (xs) => percentile(xs, 50);
+/**
+ * Unmeasured rounds of each side before the measured ones: a gateway spawned for a row runs its
+ * first 5000 reads on cold code (a cached hit cost 50, 21, then 15 µs in its first three rounds, 11
+ * from the fifth), and the CPU per operation is the steady state's.
+ */
+const WARM_ROUNDS = 3;
 const timeIt = async (fn) => {
   const t0 = now();
   await fn();
@@ -118,8 +124,13 @@ const attemptSync = (fn) => {
  * per unit of work, in µs, `units` units in all: `{ cpu, gc }`, or the handle's Error.
  */
 const costsOver = async (handles, units, fn) => {
-  const before = await Promise.all(handles.map((h) => (h instanceof Error ? h : attempt(async () => ({ cpu: cpuMs(h.pid), gc: await gcMs(h.pid) })))));
-  const v = await attempt(fn);
+  let before;
+  // `fn` may call `restart` (interleavedMedians' afterWarmup) to count from there: the rounds that warm the processes up are not the steady state measured.
+  const restart = async () => {
+    before = await Promise.all(handles.map((h) => (h instanceof Error ? h : attempt(async () => ({ cpu: cpuMs(h.pid), gc: await gcMs(h.pid) })))));
+  };
+  await restart();
+  const v = await attempt(() => fn(restart));
   if (v instanceof Error) return handles.map(() => v);
   return Promise.all(
     handles.map((h, i) => {
@@ -448,8 +459,12 @@ const sideOf = (handle, run) => (handle instanceof Error ? handle : () => run(ha
 
 /** One discarded warm-up, then `reps` alternating direct/proxy runs; returns each side's median. */
 const interleavedMedians = async (reps, ...sides) => {
+  // An options object first: `warm` unmeasured rounds of each side (default 1), then `afterWarmup()`.
+  const opts = sides[0] && !(sides[0] instanceof Error) && typeof sides[0] === 'object' ? sides.shift() : {};
+  const warm = opts.warm ?? 1;
   const state = sides.map((run) => ({ run, samples: [], error: run instanceof Error ? run : undefined }));
-  for (let rep = -1; rep < reps; rep++) {
+  for (let rep = -warm; rep < reps; rep++) {
+    if (rep === 0) await opts.afterWarmup?.();
     for (const s of state) {
       if (s.error) continue;
       gc();
@@ -545,9 +560,10 @@ const readPhase = async (direct, proxy, ceiling) => {
   let pTp;
   let cTp;
   // The proxy's own CPU and GC per relayed read: steadier than throughput on a shared 2-core machine.
-  const [pCost, cCost] = await costsOver([proxy, ceiling], (N.throughputReps + 1) * N.throughput, async () => {
+  const [pCost, cCost] = await costsOver([proxy, ceiling], N.throughputReps * N.throughput, async (restart) => {
     [dTp, pTp, cTp] = await interleavedMedians(
       N.throughputReps,
+      { warm: WARM_ROUNDS, afterWarmup: restart },
       sideOf(direct, (d) => throughput(d.client, textUris(''))),
       sideOf(proxy, (h) => throughput(h.client, textUris('bench+'))),
       sideOf(ceiling, (h) => throughput(h.client, textUris('bench+'))),
@@ -643,9 +659,10 @@ const callPhase = async () => {
     timeIt(() => pool(N.throughput, N.inFlight, (i) => client.callTool({ name, arguments: { n: i % 1000 } }))).then((ms) => (N.throughput * 1000) / ms);
   let dTp;
   let pTp;
-  const [cost] = await costsOver([proxy], (N.throughputReps + 1) * N.throughput, async () => {
+  const [cost] = await costsOver([proxy], N.throughputReps * N.throughput, async (restart) => {
     [dTp, pTp] = await interleavedMedians(
       N.throughputReps,
+      { warm: WARM_ROUNDS, afterWarmup: restart },
       sideOf(direct, (d) => calls(d.client, 'text')),
       sideOf(proxy, (h) => calls(h.client, 'bench__text')),
     );
@@ -730,9 +747,10 @@ const modernPhase = async () => {
   });
   let dTp;
   let pTp;
-  const [cost] = await costsOver([proxy], (N.throughputReps + 1) * N.throughput, async () => {
+  const [cost] = await costsOver([proxy], N.throughputReps * N.throughput, async (restart) => {
     [dTp, pTp] = await interleavedMedians(
       N.throughputReps,
+      { warm: WARM_ROUNDS, afterWarmup: restart },
       sideOf(direct, (d) => modernThroughput(d.client, '')),
       sideOf(proxy, (h) => modernThroughput(h.client, 'bench+')),
     );
@@ -775,14 +793,15 @@ const accessPhase = async () => {
   const plain = await attempt(() => spawnSettledProxy({ bench: [] }, { cache: { enabled: false } }));
   const guarded = await attempt(() => spawnSettledProxy({ bench: [] }, { cache: { enabled: false }, ...governed }, BENCH_AUDIT_KEY));
   const unkeyed = await attempt(() => spawnSettledProxy({ bench: [] }, { cache: { enabled: false }, ...plainChain }));
-  const units = (N.throughputReps + 1) * N.throughput;
+  const units = N.throughputReps * N.throughput;
   let pTp;
   let gTp;
   let uTp;
   // All three gateways' CPU and GC over the same interleaved runs: each one's cost per read, side by side.
-  const [plainCost, guardedCost, unkeyedCost] = await costsOver([plain, guarded, unkeyed], units, async () => {
+  const [plainCost, guardedCost, unkeyedCost] = await costsOver([plain, guarded, unkeyed], units, async (restart) => {
     [pTp, gTp, uTp] = await interleavedMedians(
       N.throughputReps,
+      { warm: WARM_ROUNDS, afterWarmup: restart },
       sideOf(plain, (p) => throughput(p.client, textUris('bench+'))),
       sideOf(guarded, (g) => throughput(g.client, textUris('bench+'))),
       sideOf(unkeyed, (u) => throughput(u.client, textUris('bench+'))),
@@ -837,9 +856,10 @@ const fanoutPhase = async () => {
   const manyUris = textUris('').map((uri, i) => `${ids[i % FANOUT]}+${uri}`);
   let oneTp;
   let manyTp;
-  const [oneCost, manyCost] = await costsOver([one, many], (N.throughputReps + 1) * N.throughput, async () => {
+  const [oneCost, manyCost] = await costsOver([one, many], N.throughputReps * N.throughput, async (restart) => {
     [oneTp, manyTp] = await interleavedMedians(
       N.throughputReps,
+      { warm: WARM_ROUNDS, afterWarmup: restart },
       sideOf(one, (h) => throughput(h.client, oneUris)),
       sideOf(many, (h) => throughput(h.client, manyUris)),
     );
@@ -866,9 +886,10 @@ const listPhaseOf = async (upstreams) => {
   let dList;
   let pList;
   let cList;
-  const [cost, cCost] = await costsOver([proxy, ceiling], (N.listReps + 1) * upstreams * RESOURCES, async () => {
+  const [cost, cCost] = await costsOver([proxy, ceiling], N.listReps * upstreams * RESOURCES, async (restart) => {
     [dList, pList, cList] = await interleavedMedians(
       N.listReps,
+      { warm: WARM_ROUNDS, afterWarmup: restart },
       sideOf(directs, (hs) =>
         listAllTimed(
           hs.map((d) => d.client),
@@ -931,9 +952,10 @@ const extrasPhase = async (direct, proxy) => {
   progress('cached reads / coalescing / notification relay');
   let dCached;
   let pCached;
-  const [cost] = await costsOver([proxy], (N.throughputReps + 1) * N.throughput, async () => {
+  const [cost] = await costsOver([proxy], N.throughputReps * N.throughput, async (restart) => {
     [dCached, pCached] = await interleavedMedians(
       N.throughputReps,
+      { warm: WARM_ROUNDS, afterWarmup: restart },
       sideOf(direct, (h) => throughput(h.client, textUris('', N_EXTRA.cachedUris))),
       sideOf(proxy, (h) => throughput(h.client, textUris('bench+', N_EXTRA.cachedUris))),
     );
@@ -1034,9 +1056,10 @@ const httpPhase = async () => {
   let hTp;
   let kTp;
   const proxies = [stdioProxy, httpProxy, ...(sdkProxy ? [sdkProxy] : [])];
-  const [sCost, hCost, kCost] = await costsOver(proxies, (N.throughputReps + 1) * N.throughput, async () => {
+  const [sCost, hCost, kCost] = await costsOver(proxies, N.throughputReps * N.throughput, async (restart) => {
     [dTp, sTp, hTp, kTp] = await interleavedMedians(
       N.throughputReps,
+      { warm: WARM_ROUNDS, afterWarmup: restart },
       sideOf(direct, (d) => throughput(d.client, textUris(''))),
       sideOf(viaStdio, (h) => throughput(h.client, textUris('bench+'))),
       sideOf(viaHttp, (h) => throughput(h.client, textUris('bench+'))),
