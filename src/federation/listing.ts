@@ -81,15 +81,19 @@ interface Continuation {
   taken?: boolean;
   /** The pool epoch the walk started in: a cursor issued after a `servers` reload carries it, and is refused as stale. */
   epoch: string;
+  /** What the cursor these walks are parked under was sealed for (set by {@link Lister.park}). */
+  sealed?: { kind: ListKind; binding: string; private: boolean };
 }
 
 /**
  * Upstreams (in merge order, from the one being consumed) whose walks read ahead past their first
  * page. Every upstream's first page is fetched at once, which hides latency of remote upstreams;
  * deeper pages are fetched for the next few only, so the pages the client needs first are not
- * slowed down by fetching ones it needs last.
+ * slowed down by fetching ones it needs last. Three: the one being consumed and two beyond it, so
+ * the client's round trip between pages overlaps the fetching of two upstreams' lists, not one
+ * (docs/list-cost.md: 8–9% less time per full list at 10 and 30 upstreams).
  */
-const DEEP_UPSTREAMS = 2;
+const DEEP_UPSTREAMS = 3;
 
 /**
  * Bounds on parked read-ahead: how many continuations, how many items they may buffer together
@@ -223,16 +227,23 @@ export class Lister {
     this.dropReadAhead();
   }
 
-  /** The walks for a page: parked ones for a cursor we handed out, else fresh ones from its position. */
+  /**
+   * The walks for a page: parked ones for a cursor we handed out, else fresh ones from its position.
+   * A cursor found parked, presented for the list, audience and epoch it was sealed for, is the very
+   * token sealed for them (nobody else can spell it), so it is taken without unsealing it again;
+   * any other token is unsealed first, and refused as before (another audience, list or epoch included).
+   */
   private resume(kind: ListKind, cursor: string | undefined, binding: string): Continuation {
+    if (cursor !== undefined) {
+      const parked = this.continuations.peek(cursor);
+      const sealed = parked?.sealed;
+      if (parked && sealed && sealed.kind === kind && sealed.binding === binding && parked.epoch === this.pool.epoch)
+        return this.take(cursor, parked, sealed.private);
+    }
     const start = cursor === undefined ? undefined : this.codec.decode(cursor, kind, this.pool.epoch, binding);
     if (cursor !== undefined) {
       const parked = this.continuations.get(cursor);
-      if (parked) {
-        parked.taken = true;
-        this.continuations.delete(cursor);
-        return { ...parked, ...(start?.private ? { private: true } : {}) };
-      }
+      if (parked) return this.take(cursor, parked, start?.private === true);
     }
     const stop = new AbortController();
     setMaxListeners(0, stop.signal); // one listener per in-flight upstream page, by design
@@ -253,6 +264,14 @@ export class Lister {
     return { walkers, stop, epoch: this.pool.epoch, ...(start?.private ? { private: true } : {}) };
   }
 
+  /** Takes the walks parked under `cursor` over (leaving the LRU must not stop them). */
+  private take(cursor: string, parked: Continuation, wasPrivate: boolean): Continuation {
+    parked.taken = true;
+    this.continuations.delete(cursor);
+    const { walkers, stop, epoch } = parked;
+    return { walkers, stop, epoch, ...(wasPrivate ? { private: true } : {}) };
+  }
+
   /** Issues the cursor for the rest of the list and parks the walks that are already running ahead. */
   private park(
     kind: ListKind,
@@ -269,7 +288,7 @@ export class Lister {
     const index = this.pool.upstreams.indexOf(upstream);
     const nonce = randomBytes(6).toString('base64url');
     const token = this.codec.encode({ kind, epoch, index, upstreamCursor, pages, offset, nonce, private: isPrivate }, binding);
-    this.continuations.set(token, { walkers, stop, epoch });
+    this.continuations.set(token, { walkers, stop, epoch, sealed: { kind, binding, private: isPrivate } });
     return token;
   }
 }

@@ -72,41 +72,71 @@ export function normalizeListedUri(uri: string): NormalizedUri {
   return isPlainCanonical(uri) ? { ok: true, uri } : normalize(uri, true);
 }
 
-/** Printable ASCII after a lower-case scheme, without `%`, `\` or space: nothing to decode or refuse. */
-const PLAIN = /^[a-z][a-z0-9+.-]*:[\x21-\x24\x26-\x5b\x5d-\x7e]*$/;
-const QUERY_OR_FRAGMENT = /[?#]/;
 const PLAIN_HOST = /^[a-z0-9.-]+(?::[1-9][0-9]{0,3})?$/;
 
 /**
  * True when `uri` is already in canonical form and the full pass would return it unchanged: the
- * common case (a listing's URIs), decided with a few regex tests instead of the full pass. A URI
- * this cannot vouch for takes the full pass; a test checks the two agree.
+ * common case (a listing's URIs), decided in one scan instead of the full pass. A URI this cannot
+ * vouch for takes the full pass; a test checks the two agree.
+ *
+ * The scan (every listed URI goes through it, so it is one pass over the characters, not a regex
+ * per rule): a lower-case scheme (`[a-z][a-z0-9+.-]*`) up to the first `:`; after it printable
+ * ASCII only, without `%`, `\` or space (nothing to decode or refuse); no `.` or `..` component
+ * between the separators a reader may split on (`/`, `?`, `#`, `&`, `=`, `;`: {@link DOT_COMPONENT});
+ * and where the query or fragment begins. Then the authority and path rules, on those parts only.
  */
 export function isPlainCanonical(uri: string): boolean {
-  if (uri.length > MAX_URI_LENGTH || !PLAIN.test(uri)) return false;
-  const colon = uri.indexOf(':');
-  const scheme = uri.slice(0, colon);
-  const rest = uri.slice(colon + 1);
-  if (DOT_COMPONENT.test(rest)) return false;
-  const end = rest.search(QUERY_OR_FRAGMENT);
-  const hierarchy = end < 0 ? rest : rest.slice(0, end);
-  let path = hierarchy;
-  if (hierarchy.startsWith('//')) {
-    const slash = hierarchy.indexOf('/', 2);
-    const authority = slash < 0 ? hierarchy.slice(2) : hierarchy.slice(2, slash);
-    path = slash < 0 ? '' : hierarchy.slice(slash);
-    if (scheme === 'file' && authority !== '') return false;
-    if (scheme === 'http' || scheme === 'https') {
-      if (!PLAIN_HOST.test(authority) || path === '' || authority.endsWith(`:${DEFAULT_PORT[scheme]}`)) return false;
-    } else {
+  const n = uri.length;
+  if (n === 0 || n > MAX_URI_LENGTH) return false;
+  let c = uri.charCodeAt(0);
+  if (c < 0x61 || c > 0x7a) return false;
+  let colon = 1;
+  for (; colon < n; colon++) {
+    c = uri.charCodeAt(colon);
+    if (c === 0x3a) break;
+    if (!((c >= 0x61 && c <= 0x7a) || (c >= 0x30 && c <= 0x39) || c === 0x2b || c === 0x2e || c === 0x2d)) return false;
+  }
+  if (colon === n) return false;
+  let end = n; // where the query or fragment begins (or the end)
+  let component = colon + 1; // where the current component begins
+  let upper = false; // an upper-case letter after the scheme (then the host is looked at)
+  for (let i = colon + 1; i <= n; i++) {
+    c = i === n ? -1 : uri.charCodeAt(i);
+    if (c !== -1 && (c < 0x21 || c > 0x7e || c === 0x25 || c === 0x5c)) return false;
+    if (c >= 0x41 && c <= 0x5a) upper = true;
+    if (c === -1 || c === 0x2f || c === 0x3f || c === 0x23 || c === 0x26 || c === 0x3d || c === 0x3b) {
+      const length = i - component;
+      if (length === 1 && uri.charCodeAt(component) === 0x2e) return false;
+      if (length === 2 && uri.charCodeAt(component) === 0x2e && uri.charCodeAt(component + 1) === 0x2e) return false;
+      if (end === n && (c === 0x3f || c === 0x23)) end = i;
+      component = i + 1;
+    }
+  }
+  // The hierarchical part is [colon + 1, end); its path [path, end). Indices, not slices: this runs for every listed URI.
+  const file = colon === 4 && uri.startsWith('file');
+  const https = colon === 5 && uri.startsWith('https');
+  const http = colon === 4 && uri.startsWith('http');
+  let path = colon + 1;
+  if (end - path >= 2 && uri.charCodeAt(path) === 0x2f && uri.charCodeAt(path + 1) === 0x2f) {
+    const from = path + 2;
+    const found = uri.indexOf('/', from);
+    const slash = found < 0 || found >= end ? -1 : found;
+    path = slash < 0 ? end : slash; // no slash: the path is empty
+    if (file && path > from) return false;
+    if (http || https) {
+      const authority = uri.slice(from, path);
+      if (!PLAIN_HOST.test(authority) || path === end || authority.endsWith(https ? ':443' : ':80')) return false;
+    } else if (upper) {
+      const authority = uri.slice(from, path);
       const host = authority.slice(authority.lastIndexOf('@') + 1);
       if (host !== host.toLowerCase()) return false;
     }
-  } else if (scheme === 'file' || scheme === 'http' || scheme === 'https') {
+  } else if (file || http || https) {
     return false;
   }
-  if (scheme === 'file' && path === '') return false;
-  return !path.includes('//');
+  if (file && path === end) return false;
+  const doubled = uri.indexOf('//', path);
+  return doubled < 0 || doubled + 2 > end;
 }
 
 /**

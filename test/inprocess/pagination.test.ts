@@ -10,6 +10,7 @@ import { createUpstreamServer, newStats } from '../helpers/upstream-server.mjs';
 import { startHarness } from '../helpers/harness.js';
 import { within } from '../helpers/gate.js';
 import { prng } from '../helpers/prng.js';
+import { rpcError } from '../helpers/rpc-error.js';
 
 const caller = (principal: string): CallerIdentity => ({ principal, roles: [], transport: 'stdio' });
 const ALICE = caller('alice');
@@ -117,6 +118,36 @@ describe('pages exactly as configured', () => {
     expect(sizes).toEqual([3, 3, 3, 3, 3, 3, 3, 3, 1]);
     expect(uris).toEqual(resources.map((r) => `a+${r.uri}`));
     expect(new Set(stats.cursorsSeen)).toEqual(new Set(['mcp-federate:10', 'mcp-federate:20']));
+  });
+
+  it('a parked cursor is taken without unsealing only by its own list and audience: another principal, the other list and a tampered copy are refused, and the owner still resumes it', async () => {
+    const resources = Array.from({ length: 12 }, (_, i) => ({ uri: `x://pub/${i}`, name: `r${i}` }));
+    await using h = await startHarness({
+      upstreams: { a: () => createUpstreamServer({ resources, pageSize: 5 }).server, b: () => createUpstreamServer({ resources, pageSize: 5 }).server },
+      config: { policy: POLICY, list: { maxItemsPerPage: 4 } },
+    });
+    const [alice, bob] = await Promise.all([h.client(ALICE), h.client(BOB)]);
+    const first = await alice.listResources();
+    const cursor = first.nextCursor!;
+    expect(first.resources.map((r) => r.uri)).toEqual(['a+x://pub/0', 'a+x://pub/1', 'a+x://pub/2', 'a+x://pub/3']);
+    // Its read-ahead is parked under it: bob sees the same items, but the token was sealed for alice.
+    expect(await rpcError(bob.listResources({ cursor }))).toMatchObject({ code: -32602 });
+    expect(await rpcError(alice.listResourceTemplates({ cursor }))).toMatchObject({ code: -32602 });
+    const last = cursor.at(-1) === 'A' ? 'B' : 'A';
+    expect(await rpcError(alice.listResources({ cursor: `${cursor.slice(0, -1)}${last}` }))).toMatchObject({ code: -32602 });
+    const iv = cursor.at(2) === 'A' ? 'B' : 'A';
+    expect(await rpcError(alice.listResources({ cursor: `${cursor.slice(0, 2)}${iv}${cursor.slice(3)}` }))).toMatchObject({ code: -32602 });
+    // None of those took alice's parked walks: her next pages are the rest of the list, in order, once.
+    const uris = [...first.resources.map((r) => r.uri)];
+    let next: string | undefined = cursor;
+    while (next !== undefined) {
+      const page = await alice.listResources({ cursor: next });
+      uris.push(...page.resources.map((r) => r.uri));
+      next = page.nextCursor;
+    }
+    expect(uris).toEqual([...resources.map((r) => `a+${r.uri}`), ...resources.map((r) => `b+${r.uri}`)]);
+    // The same token again (its walks taken): unsealed and resumed from its own position.
+    expect((await alice.listResources({ cursor })).resources.map((r) => r.uri)).toEqual(['a+x://pub/4', 'a+x://pub/5', 'a+x://pub/6', 'a+x://pub/7']);
   });
 
   it('a list whose last visible item fills the page has no empty page after it, even with hidden items behind it', async () => {
