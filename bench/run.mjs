@@ -1031,6 +1031,15 @@ const httpPhase = async () => {
   const upstreamFixture = await attempt(() => spawnHttpFixture());
   const httpProxy = await on(upstreamFixture, (f) => spawnHttpProxy({ url: f.url }, noCache));
   const viaHttp = await on(httpProxy, (p) => connectLightHttp('HTTP proxy client (HTTP upstream)', p));
+  // The gateway over stdio (an SDK client) in front of the same HTTP upstream: its CPU per read
+  // without an HTTP downstream, so the HTTP upstream client's own share of the row above shows.
+  const stdioFront = await on(upstreamFixture, async (f) => {
+    const file = join(tmp, `config-${configSeq++}.json`);
+    writeFileSync(file, JSON.stringify({ ...noCache, servers: { bench: { url: f.url } } }, null, 2));
+    const handle = await spawnClient('proxy (stdio downstream, HTTP upstream)', CLI, ['--config', file, '--log-level', 'warn'], v1Sdk, GC_ENV);
+    await listAll(handle.client);
+    return handle;
+  });
   // BENCH_HTTP_SDK=1 adds the gateway with the SDK's HTTP client towards the upstream (httpClient: "sdk"), for comparison.
   const sdkProxy =
     process.env.BENCH_HTTP_SDK === '1' ? await on(upstreamFixture, (f) => spawnHttpProxy({ url: f.url, httpClient: 'sdk' }, noCache)) : undefined;
@@ -1055,14 +1064,15 @@ const httpPhase = async () => {
   let sTp;
   let hTp;
   let kTp;
-  const proxies = [stdioProxy, httpProxy, ...(sdkProxy ? [sdkProxy] : [])];
-  const [sCost, hCost, kCost] = await costsOver(proxies, N.throughputReps * N.throughput, async (restart) => {
-    [dTp, sTp, hTp, kTp] = await interleavedMedians(
+  const proxies = [stdioProxy, httpProxy, stdioFront, ...(sdkProxy ? [sdkProxy] : [])];
+  const [sCost, hCost, fCost, kCost] = await costsOver(proxies, N.throughputReps * N.throughput, async (restart) => {
+    [dTp, sTp, hTp, , kTp] = await interleavedMedians(
       N.throughputReps,
       { warm: WARM_ROUNDS, afterWarmup: restart },
       sideOf(direct, (d) => throughput(d.client, textUris(''))),
       sideOf(viaStdio, (h) => throughput(h.client, textUris('bench+'))),
       sideOf(viaHttp, (h) => throughput(h.client, textUris('bench+'))),
+      sideOf(stdioFront, (h) => throughput(h.client, textUris('bench+'))),
       ...(viaSdk ? [sideOf(viaSdk, (h) => throughput(h.client, textUris('bench+')))] : []),
     );
   });
@@ -1091,7 +1101,13 @@ const httpPhase = async () => {
     'us',
     PROXY('≤ 150 µs', (us) => us <= 150),
   );
-  await closeHandles(viaSdk, sdkProxy, viaHttp, httpProxy, upstreamFixture, direct, fixture);
+  // Its throughput is the SDK stdio client's, not the gateway's: only the CPU is reported.
+  addRow('HTTP upstream (lean client) CPU per relayed read, stdio downstream (SDK client)', undefined, pick(fCost, 'cpu'), 'us', undefined, fCost);
+  notes.add(
+    '"stdio downstream (SDK client)": the gateway on stdio, an SDK v1 client in front, the same HTTP upstream behind (lean client, cache off), read in the same interleaved rounds: ' +
+      "its CPU per read is the relay plus the gateway's HTTP upstream client without an HTTP downstream; the HTTP-upstream row minus it is about what the HTTP downstream adds.",
+  );
+  await closeHandles(viaSdk, sdkProxy, stdioFront, viaHttp, httpProxy, upstreamFixture, direct, fixture);
   await modernHttpRows();
 
   progress(`HTTP: ${N_HTTP.sessions} sessions vs 1 (stdio upstream)`);

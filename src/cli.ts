@@ -9,7 +9,7 @@ import { parseArgs } from 'node:util';
 import { loadConfig } from './config/load.js';
 import { createReloader, type Reloader } from './config/reloader.js';
 import { ErrorCodes, ProxyError } from './errors.js';
-import { createLogger, flushLogger, type Logger } from './logger.js';
+import { createLogger, flushLogger, flushStderrLog, type Logger } from './logger.js';
 import { LineTransport } from './wire/line-transport.js';
 import { notificationCoalesceKey } from './protocol.js';
 import type { Proxy } from './proxy.js';
@@ -133,7 +133,10 @@ async function main(argv: string[]): Promise<number> {
         '(see `mcp-federate token new`), bind a loopback address, or pass --allow-unauthenticated',
     );
   }
-  const logger = createLogger({ level, ...(values['log-file'] ? { file: values['log-file'] } : {}) });
+  // Serving, stderr lines leave once per event-loop turn (the access log writes one per request),
+  // unless audit records share stderr: they are written on their own, and must keep their place.
+  const batch = command === 'serve' && config.audit?.file !== 'stderr';
+  const logger = createLogger({ level, batch, ...(values['log-file'] ? { file: values['log-file'] } : {}) });
   if (ignoredKeys.length > 0) logger.info({ keys: ignoredKeys }, 'ignoring keys of the client file that mcp-federate does not use');
   // Signals are trapped before any child exists, so none can be orphaned by an early SIGTERM. Over
   // HTTP stdin is not watched: service managers start the process with stdin closed.
@@ -336,6 +339,7 @@ async function serve(
 main(process.argv.slice(2)).then(
   (code) => process.exit(code),
   (err: unknown) => {
+    flushStderrLog(); // the log's lines before the message that ends the process
     if (err instanceof UsageError || (err instanceof ProxyError && err.code === ErrorCodes.CONFIG_INVALID)) {
       process.stderr.write(`mcp-federate: ${err.message}\n`);
       process.exit(2);

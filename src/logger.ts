@@ -1,6 +1,7 @@
 // Builds the pino logger: stderr (pretty on a TTY, JSON otherwise), a file, or an injected stream.
 import { createRequire } from 'node:module';
 import pino, { type DestinationStream, type Logger } from 'pino';
+import { createTurnBatch, type TurnBatch } from './turn-batch.js';
 
 export type { Logger } from 'pino';
 
@@ -14,6 +15,12 @@ export interface LoggerOptions {
   destination?: DestinationStream;
   /** Human-readable output. Default: true when stderr is a TTY and no file or destination is given. */
   pretty?: boolean;
+  /**
+   * JSON lines to stderr written once per event-loop turn, the turn's lines together, instead of one
+   * write per line (see `createTurnBatch`); same lines in the same order. Only for a process where
+   * nothing else writes to stderr while it runs (`serve`, with no audit log on stderr). Default: false.
+   */
+  batch?: boolean;
 }
 
 /** Paths redacted wherever they appear in a log record: credentials never reach a log. */
@@ -47,7 +54,26 @@ export function createLogger(options: LoggerOptions = {}): Logger {
     const pretty = createRequire(import.meta.url)('pino-pretty') as typeof import('pino-pretty');
     return pino(base, pretty({ destination: 2, sync: true, colorize: true }));
   }
-  return pino(base, pino.destination({ dest: 2, sync: true }));
+  return pino(base, options.batch ? stderrBatch() : pino.destination({ dest: 2, sync: true }));
+}
+
+/** The one batch in front of stderr, shared by every batched logger so their lines keep their order. */
+let batched: TurnBatch | undefined;
+
+function stderrBatch(): TurnBatch {
+  if (batched) return batched;
+  const stderr = pino.destination({ dest: 2, sync: true });
+  const batch = createTurnBatch((text) => stderr.write(text));
+  // Whatever ends the process writes the turn's lines first: process.exit, and an uncaught
+  // exception before Node prints it (the lines that led to it come before its stack, as unbatched).
+  process.once('exit', () => batch.flushSync());
+  process.on('uncaughtExceptionMonitor', () => batch.flushSync());
+  return (batched = batch);
+}
+
+/** Writes the batched stderr log's held lines now (before the process writes to stderr itself); a no-op without one. */
+export function flushStderrLog(): void {
+  batched?.flushSync();
 }
 
 /** Flushes a logger's destination when it supports it (file destinations are asynchronous). */
