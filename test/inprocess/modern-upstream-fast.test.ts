@@ -97,6 +97,9 @@ async function run(fast: boolean) {
     audit,
     fastLane: true,
     clock: { now: () => 1_000_000 }, // cached answers' ttlMs do not age between the runs
+    // The item catalog refetches a tool list on an unknown name (m__nope) only when its list is ≥ 1 s old by this clock: on the real clock that
+    // happened in one run and not the other on a loaded machine (an extra tools/list upstream). Held still, it never refetches in either.
+    now: () => 1_000_000,
   });
   vi.unstubAllEnvs();
   const out: Record<string, unknown> = {};
