@@ -1,17 +1,17 @@
 // Benchmark phase for issue 19: reads/s and proxy CPU per read with metrics off, metrics on, metrics on with promise hooks alone, and metrics on with the OTel SDK (no-op exporter) loaded.
-import { mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { dirname, join, resolve } from 'node:path';
 import { performance } from 'node:perf_hooks';
 import { fileURLToPath } from 'node:url';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js';
+import { cpuMs } from './proc-cpu.mjs';
 
 const ROOT = resolve(dirname(fileURLToPath(import.meta.url)), '..');
 const FIXTURE = join(ROOT, 'test/fixtures/catalog-server.mjs');
 const CLI = join(ROOT, 'dist/cli.js');
 const N = { reads: Number(process.env.BENCH_READS ?? 5000), inFlight: 32, reps: Number(process.env.BENCH_REPS ?? 5), uris: 500 };
-const TICKS_PER_SECOND = 100;
 
 const tmp = mkdtempSync(join(tmpdir(), 'mcp-federate-bench-metrics-'));
 /** A register file that loads the OTel Node SDK as an operator would (batching), with an exporter that drops every span. */
@@ -28,18 +28,6 @@ new NodeTracerProvider({ spanProcessors: [new BatchSpanProcessor(drop)] }).regis
 const HOOKS = join(tmp, 'hooks.mjs');
 writeFileSync(HOOKS, `import { AsyncLocalStorage } from 'node:async_hooks';\nnew AsyncLocalStorage().run(1, () => undefined);\n`);
 
-/** The gateway's CPU time so far, in ms: run time in ns from each thread's schedstat (10 ms ticks from stat where there is none). */
-const cpuMs = (pid) => {
-  try {
-    let ns = 0;
-    for (const task of readdirSync(`/proc/${pid}/task`)) ns += Number(readFileSync(`/proc/${pid}/task/${task}/schedstat`, 'utf8').split(' ')[0]);
-    return ns / 1e6;
-  } catch {
-    const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
-    const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
-    return ((Number(fields[11]) + Number(fields[12])) * 1000) / TICKS_PER_SECOND;
-  }
-};
 const median = (xs) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)];
 const pool = async (total, concurrency, task) => {
   let next = 0;

@@ -1,6 +1,6 @@
 // Benchmark: a direct SDK client vs the same client through the mcp-federate proxy (dist/cli.js), in one run.
 import { spawn } from 'node:child_process';
-import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { cpus, tmpdir } from 'node:os';
 import { dirname, join, resolve } from 'node:path';
 import { performance } from 'node:perf_hooks';
@@ -14,6 +14,7 @@ import { ResourceUpdatedNotificationSchema } from '@modelcontextprotocol/sdk/typ
 import { Client as ModernClient } from '@modelcontextprotocol/client';
 import { StdioClientTransport as ModernStdioTransport } from '@modelcontextprotocol/client/stdio';
 import { connectLight, connectLightModern } from './light-http.mjs';
+import { cpuMs } from './proc-cpu.mjs';
 
 const ROOT = resolve(dirname(fileURLToPath(import.meta.url)), '..');
 const FIXTURE = join(ROOT, 'test/fixtures/catalog-server.mjs');
@@ -40,7 +41,6 @@ const N_HTTP = { sessions: 8, idleSessions: 100, idleOpenBatch: 10, idleSettleMs
 const HTTP_TOKEN = 'bench-token-0123456789abcdef';
 const MAX_PAGES = 10_000;
 const STDERR_TAIL = 4096;
-const TICKS_PER_SECOND = 100; // getconf CLK_TCK on Linux
 
 // ---- small utilities ----
 
@@ -80,21 +80,6 @@ const pool = async (total, concurrency, task) => {
     while (next < total) await task(next++);
   };
   await Promise.all(Array.from({ length: concurrency }, worker));
-};
-/**
- * The process's CPU time in ms, summed over its threads' `schedstat` (nanoseconds): the clock-tick
- * figures of `/proc/<pid>/stat` quantise a 5000-operation round to 2 µs per operation.
- */
-const cpuMs = (pid) => {
-  try {
-    let ns = 0;
-    for (const task of readdirSync(`/proc/${pid}/task`)) ns += Number(readFileSync(`/proc/${pid}/task/${task}/schedstat`, 'utf8').split(' ')[0]);
-    return ns / 1e6;
-  } catch {
-    const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
-    const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
-    return ((Number(fields[11]) + Number(fields[12])) * 1000) / TICKS_PER_SECOND;
-  }
 };
 /**
  * The GC pause time (ms) process `pid` has had so far, from bench/gc-hook.mjs (loaded into every gateway
