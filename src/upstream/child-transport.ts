@@ -2,8 +2,8 @@
 import { spawn, type ChildProcess } from 'node:child_process';
 import { createInterface } from 'node:readline';
 import type { Transport, JSONRPCMessage } from '@modelcontextprotocol/client';
-import { getDefaultEnvironment } from '@modelcontextprotocol/client/stdio';
 import { LineTransport, type Refusal } from '../wire/line-transport.js';
+import { safeEnvironment } from './safe-env.js';
 
 /** How to start the child. */
 export interface ChildTransportParams {
@@ -73,7 +73,7 @@ export class ChildTransport implements Transport {
 
   private async spawn(): Promise<void> {
     const child = spawn(this.params.command, this.params.args, {
-      env: { ...getDefaultEnvironment(), ...this.params.env },
+      env: { ...safeEnvironment(), ...this.params.env },
       stdio: ['pipe', 'pipe', 'pipe'],
       shell: false,
       windowsHide: true,
