@@ -111,8 +111,7 @@ export function notificationCoalesceKey(sent: object): string | undefined {
   return typeof uri === 'string' ? `u:${uri}` : undefined;
 }
 
-/** Result fields that describe one hop of the 2026-07-28 protocol (the upstream's own), not the resource. */
-const HOP_FIELDS = ['ttlMs', 'cacheScope', 'resultType'] as const;
+/** The `_meta` keys of one hop (reserved for the protocol, e.g. the upstream's serverInfo). */
 const RESERVED_META_PREFIX = 'io.modelcontextprotocol/';
 
 /**
@@ -122,18 +121,46 @@ const RESERVED_META_PREFIX = 'io.modelcontextprotocol/';
  * fields pass through. Returns `result` itself when there is nothing to drop.
  */
 export function withoutHopFields<T extends Record<string, unknown>>(result: T): T {
-  const meta = result._meta as Record<string, unknown> | undefined;
-  const metaKeys = meta ? Object.keys(meta).filter((k) => k.startsWith(RESERVED_META_PREFIX)) : [];
-  if (metaKeys.length === 0 && !HOP_FIELDS.some((f) => f in result)) return result;
-  const copy: Record<string, unknown> = { ...result };
-  for (const f of HOP_FIELDS) delete copy[f];
-  if (meta && metaKeys.length > 0) {
-    const rest = { ...meta };
-    for (const k of metaKeys) delete rest[k];
-    if (Object.keys(rest).length > 0) copy._meta = rest;
-    else delete copy._meta;
+  const meta = result._meta;
+  const metaHop = isReservedMeta(meta);
+  // The result fields that describe one hop of the 2026-07-28 protocol (the upstream's own), not the resource.
+  if (!metaHop && !('ttlMs' in result) && !('cacheScope' in result) && !('resultType' in result)) return result;
+  // Built key by key, never with `delete`: a deleted key turns a V8 object into a slow dictionary,
+  // which every later step (the copies for the client, JSON.stringify) then pays for.
+  const copy: Record<string, unknown> = {};
+  for (const key of Object.keys(result)) {
+    if (key === 'ttlMs' || key === 'cacheScope' || key === 'resultType') continue;
+    if (key === '_meta' && metaHop) {
+      const rest = withoutReservedKeys(meta as Record<string, unknown>);
+      if (rest !== undefined) copy._meta = rest;
+      continue;
+    }
+    setOwn(copy, key, result[key]);
+  }
+  for (const symbol of Object.getOwnPropertySymbols(result)) {
+    if (Object.prototype.propertyIsEnumerable.call(result, symbol)) (copy as Record<symbol, unknown>)[symbol] = (result as Record<symbol, unknown>)[symbol];
   }
   return copy as T;
+}
+
+/** Whether `meta` is an object with a reserved `io.modelcontextprotocol/*` key. */
+function isReservedMeta(meta: unknown): boolean {
+  if (typeof meta !== 'object' || meta === null) return false;
+  for (const key of Object.keys(meta)) if (key.startsWith(RESERVED_META_PREFIX)) return true;
+  return false;
+}
+
+/** `meta` without its reserved keys, or undefined when nothing else is left. */
+function withoutReservedKeys(meta: Record<string, unknown>): Record<string, unknown> | undefined {
+  let rest: Record<string, unknown> | undefined;
+  for (const key of Object.keys(meta)) if (!key.startsWith(RESERVED_META_PREFIX)) setOwn((rest ??= {}), key, meta[key]);
+  return rest;
+}
+
+/** `target[key] = value` as an own data property, also for `"__proto__"` (which assignment would treat as the prototype). */
+function setOwn(target: Record<string, unknown>, key: string, value: unknown): void {
+  if (key === '__proto__') Object.defineProperty(target, key, { value, enumerable: true, writable: true, configurable: true });
+  else target[key] = value;
 }
 
 /** `_meta` key listing upstreams whose part of a list is missing or cut short, and why. */

@@ -6,6 +6,7 @@ import {
   type ClientCapabilities,
   type Server,
 } from '@modelcontextprotocol/server';
+import { withFields } from '../copy.js';
 import { MAX_ITEM_NAME, Revisions } from '../protocol.js';
 import type { ClassifiedHandler, MessageKind } from '../wire/compose.js';
 import { protocolEntry } from '../wire/dispatch.js';
@@ -146,11 +147,39 @@ export function modernWire(server: Server): ModernWire | undefined {
       return isPlainObject(meta) && meta[PROTOCOL_VERSION_META_KEY] === Revisions.modern && checked.checkInboundEnvelope({ envelope: meta }) === undefined;
     },
     connectedEntry: () => (transportOf.transport === undefined ? undefined : entry),
-    encode: (method, result) => checked.encodeResult(method, result, internals._outboundServerInfo()),
+    encode: (method, result) => {
+      const serverInfo = internals._outboundServerInfo();
+      return checked.encodeResult(method, preEncoded(method, result, serverInfo), serverInfo);
+    },
     errorCode: (code) => checked.encodeErrorCode(code),
     seam: (method, outcome, envelope) =>
       internals._invokeInputRequiredCapableHandler.call(server, method, outcome, { method }, { mcpReq: { requestState: () => undefined, envelope } }),
   };
+}
+
+/** The `_meta` key the SDK's encodeResult stamps the server's identity under. */
+const SERVER_INFO_META_KEY = 'io.modelcontextprotocol/serverInfo';
+
+/** The methods whose results the SDK's encodeResult gives `ttlMs` / `cacheScope` (its `CACHEABLE_RESULT_METHODS`). */
+const CACHEABLE_METHODS = new Set(['tools/list', 'prompts/list', 'resources/list', 'resources/templates/list', 'resources/read', 'server/discover']);
+
+/**
+ * `result` with what the SDK's `encodeResult` appends already in place, in its order: `resultType:
+ * 'complete'` where it has none (its `stampResultType`), then `serverInfo` in `_meta` (its
+ * `stampServerInfoMeta`). encodeResult then leaves both as they are, and the answer is byte for byte
+ * the same, made with `Object.assign` instead of the SDK's spreads that add a key (slow on Node 20).
+ * Where its cache step would still append `ttlMs` / `cacheScope` (a cacheable method's result without
+ * them), the result is left to the SDK as it is, so the order stays the SDK's.
+ */
+export function preEncoded(method: string, result: Record<string, unknown>, serverInfo: unknown): Record<string, unknown> {
+  if (serverInfo === undefined) return result;
+  if (CACHEABLE_METHODS.has(method) && !(Object.hasOwn(result, 'ttlMs') && Object.hasOwn(result, 'cacheScope'))) return result;
+  const meta = result._meta;
+  if (meta !== undefined && (!isPlainObject(meta) || meta[SERVER_INFO_META_KEY] !== undefined)) {
+    return result.resultType === undefined ? withFields(result, { resultType: 'complete' }) : result;
+  }
+  const stamped = meta === undefined ? { [SERVER_INFO_META_KEY]: serverInfo } : withFields(meta, { [SERVER_INFO_META_KEY]: serverInfo });
+  return result.resultType === undefined ? withFields(result, { resultType: 'complete', _meta: stamped }) : withFields(result, { _meta: stamped });
 }
 
 /** Whether `result` is an `input_required` answer (as the SDK tells it). */

@@ -15,7 +15,12 @@ import { ListenTap } from './listen-tap.js';
  */
 export function withCacheFields<T extends object>(result: T): T {
   const hint = attachedHint(result);
-  return hint ? withFields(result, { ttlMs: hint.ttlMs, cacheScope: hint.scope }) : result;
+  if (!hint) return result;
+  // `resultType` is added here, after the cache fields, where the SDK's encodeResult would append it:
+  // the same bytes, without the SDK's own copy for it (a spread that adds a key is slow on Node 20).
+  if ((result as { resultType?: unknown }).resultType === undefined)
+    return withFields(result, { ttlMs: hint.ttlMs, cacheScope: hint.scope, resultType: 'complete' });
+  return withFields(result, { ttlMs: hint.ttlMs, cacheScope: hint.scope });
 }
 
 /**

@@ -169,7 +169,10 @@ export class FederatedResources {
       const made = this.bodies.get(result);
       if (made) return made;
     }
-    const body = { ...withoutHopFields(result), contents: result.contents.map((c) => ({ ...c, uri: this.deps.uris.encode(server, c.uri) })) };
+    const contents = result.contents.map((c) => ({ ...c, uri: this.deps.uris.encode(server, c.uri) }));
+    const stripped = withoutHopFields(result);
+    // A copy withoutHopFields made is ours to finish; the upstream's own object is never changed.
+    const body = stripped === result ? { ...result, contents } : Object.assign(stripped, { contents });
     if (shared) {
       for (const c of body.contents) Object.freeze(c);
       shareJson(body.contents); // written once, spliced into every answer (wire/shared-json.ts)

@@ -50,7 +50,8 @@ export class FederatedTools {
     const { server } = found;
     const result = await sendToOwner(this.deps, found, params, relay, trace, Methods.callTool, CallToolResult);
     if (isInputRequired(result)) return inputRequiredTraced(result, trace); // the caller's edge renders it for its era
-    const out: Record<string, unknown> = { ...withoutHopFields(result) };
+    const stripped: Record<string, unknown> = withoutHopFields(result);
+    const out = stripped === result ? { ...result } : stripped; // a copy withoutHopFields made is already ours
     if (Array.isArray(out.content)) out.content = namespacedContent(out.content, (uri) => this.deps.uris.encode(server, uri));
     if (trace) {
       if (trace.weigh !== false) trace.bytes = jsonLength(out);

@@ -147,7 +147,9 @@ async function run(fastLane: boolean) {
   }
   // What the audit log holds, without what differs between runs (times, durations, the session id).
   const records = comparableRecords(audit);
-  return { out, records, sdkReads: reads.count() };
+  // The answers' bytes as written: the lane builds its results in the SDK's own key order.
+  const raw = c.lines.filter((l) => l.parsed !== undefined && 'id' in l.parsed).map((l) => l.raw);
+  return { out, records, raw, sdkReads: reads.count() };
 }
 
 describe('the edge fast lane (2026-07-28 stdio)', () => {
@@ -155,6 +157,8 @@ describe('the edge fast lane (2026-07-28 stdio)', () => {
     const lane = await run(true);
     const sdk = await run(false);
     expect(lane.out).toEqual(sdk.out);
+    expect(lane.raw).toEqual(sdk.raw);
+    expect(lane.raw.length).toBe(SCRIPT.length + 1);
     expect(lane.records).toEqual(sdk.records);
     // The lane took the plain reads after the first (2, s-3, 4–8, 15: no clientInfo, 25: another client's name, 29); the SDK every other one.
     expect(sdk.sdkReads).toBe(SCRIPT.length - 2); // params null or an array: answered at the edge, before either

@@ -39,7 +39,10 @@ describe('cache hints', () => {
     const result = withHint({ contents: [] }, { ttlMs: 42, scope: 'public' });
     expect(JSON.parse(JSON.stringify(result))).toEqual({ contents: [] });
     expect(attachedHint({ ...result })).toEqual({ ttlMs: 42, scope: 'public' });
-    expect(JSON.parse(JSON.stringify(withCacheFields(result)))).toEqual({ contents: [], ttlMs: 42, cacheScope: 'public' });
+    // In the order the SDK's encodeResult would append them (its resultType, then its cache fields in place).
+    expect(JSON.stringify(withCacheFields(result))).toBe('{"contents":[],"ttlMs":42,"cacheScope":"public","resultType":"complete"}');
+    const pending = withHint({ resultType: 'input_required', inputRequests: {} }, { ttlMs: 1, scope: 'private' });
+    expect(JSON.stringify(withCacheFields(pending))).toBe('{"resultType":"input_required","inputRequests":{},"ttlMs":1,"cacheScope":"private"}');
     expect(withCacheFields({ contents: [] })).toEqual({ contents: [] });
   });
 });
