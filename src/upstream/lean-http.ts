@@ -1,5 +1,5 @@
 // A lean Streamable HTTP client transport on node:http(s) with a keep-alive agent: answers parsed from the socket, bounded.
-import { Agent as HttpAgent, request as httpRequest, type ClientRequest, type IncomingMessage, type OutgoingHttpHeaders } from 'node:http';
+import { Agent as HttpAgent, request as httpRequest, type IncomingMessage, type OutgoingHttpHeaders } from 'node:http';
 import { Agent as HttpsAgent, request as httpsRequest } from 'node:https';
 import { SdkError, SdkErrorCode, SdkHttpError, type JSONRPCMessage, type Transport } from '@modelcontextprotocol/client';
 import { applyEnvelopeHeaders, isModernEnveloped } from '../eras/rev2026-http-headers.js';
@@ -77,8 +77,6 @@ export class LeanHttpTransport implements Transport {
   private readonly reconnect: NonNullable<LeanHttpOptions['reconnect']>;
   private started = false;
   private closed = false;
-  /** Requests whose response has not ended (closed with the transport). */
-  private readonly open = new Set<ClientRequest>();
   private retryTimer: NodeJS.Timeout | undefined;
   private serverRetryMs: number | undefined;
   private lastEventId: string | undefined;
@@ -150,13 +148,16 @@ export class LeanHttpTransport implements Transport {
     }
   }
 
-  /** Closes every open request and the GET stream; idempotent. */
+  /**
+   * Closes every open request and the GET stream; idempotent. The agent's `destroy` ends every socket,
+   * those in use included (each request has its socket from the start: the agent has no socket limit),
+   * so no set of open requests is kept: adding and deleting each request in one long-lived `Set` cost
+   * the client more young-generation GC than the rest of its objects (docs/http-cost.md).
+   */
   async close(): Promise<void> {
     if (this.closed) return;
     this.closed = true;
     clearTimeout(this.retryTimer);
-    for (const req of this.open) req.destroy();
-    this.open.clear();
     this.agent.destroy();
     this.onclose?.();
   }
@@ -199,12 +200,9 @@ export class LeanHttpTransport implements Transport {
       const { hostname, port, path } = this.target;
       const req = this.request({ agent: this.agent, method, hostname, port, path, headers }, (res) => {
         res.on('error', noop); // a reset mid-body is reported by whoever reads it
-        res.once('close', () => this.open.delete(req));
         resolve(res);
       });
-      this.open.add(req);
       req.on('error', (err) => {
-        this.open.delete(req);
         // The shape `fetch` gives a refused or reset connection, which `Upstream` reads as "connection lost".
         reject(signal?.aborted ? abortError(signal) : new TypeError('fetch failed', { cause: err }));
       });

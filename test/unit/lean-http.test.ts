@@ -204,6 +204,31 @@ describe('LeanHttpTransport', () => {
     expect(await answer).toEqual(JSON.parse(result(2)));
   });
 
+  it('close() ends the requests in flight: one awaiting its headers, one reading its stream', async () => {
+    const serverSawClose: Promise<void>[] = [];
+    let arrived!: () => void;
+    const bothArrived = new Promise<void>((resolve) => (arrived = resolve));
+    handler = (req, res, body) => {
+      serverSawClose.push(new Promise((resolve) => res.on('close', resolve)));
+      if (JSON.parse(body).id === 1) {
+        sse(res);
+        res.write(': open\n\n');
+      } // id 2: no answer at all
+      if (serverSawClose.length === 2) arrived();
+    };
+    const { t, errors, messages } = await transport();
+    let streamEnded = false;
+    await t.send(request(1), { onRequestStreamEnd: () => (streamEnded = true) });
+    const waiting = t.send(request(2));
+    await bothArrived;
+    await t.close();
+    await expect(waiting).rejects.toMatchObject({ name: 'TypeError', message: 'fetch failed' });
+    await Promise.all(serverSawClose);
+    expect(streamEnded).toBe(false); // the transport's own close is no stream end
+    expect(messages).toEqual([]);
+    expect(errors.map((e) => e.message)).toEqual(['fetch failed']); // the awaited POST's failure, as before
+  });
+
   it('rejects with the status on a 404 (a session the server no longer knows)', async () => {
     handler = (_req, res) => res.writeHead(404).end('Session not found');
     const { t, errors } = await transport();
