@@ -16,6 +16,7 @@ import type { Logger } from '../logger.js';
 import type { TransportFactory, TransportLimits } from './transports.js';
 import { noopMetrics, type Metrics, type RequestOutcome } from '../observe/metrics.js';
 import { Liveness, type LivenessClock } from './liveness.js';
+import { PendingTable } from './pending-table.js';
 import { activeContext, traceUpstream } from '../observe/tracing.js';
 
 /** Lifecycle of an upstream session. */
@@ -189,7 +190,7 @@ export class Upstream {
   private readonly queuedTimeout = (): ProxyError =>
     new ProxyError(ErrorCodes.UPSTREAM_TIMEOUT, `upstream ${this.id} timed out (queued)`, { details: { server: this.id } });
   /** Fast-path requests awaiting their answer, by id (negative: the SDK Client's ids count up from 0). */
-  private readonly pending = new Map<number, Pending>();
+  private readonly pending = new PendingTable<Pending>();
   private nextId = -1;
   /** The one deadline timer of the pending map, armed for `sweepAt`. */
   private sweepTimer: NodeJS.Timeout | undefined;
@@ -537,7 +538,7 @@ export class Upstream {
         if (long) params = withProgressToken(params, id);
         message = params === undefined ? { jsonrpc: '2.0', id, method } : { jsonrpc: '2.0', id, method, params };
       }
-      this.pending.set(id, entry);
+      this.pending.set(entry);
       if (signal) entry.offAbort = onAbort(signal, () => this.cancelPending(entry, signal.reason));
       if (deadline < this.sweepAt) this.armSweep(deadline);
       const sent = entry.abort ? transport.send(message, { requestSignal: entry.abort.signal }) : transport.send(message);
@@ -646,7 +647,7 @@ export class Upstream {
     clearTimeout(this.sweepTimer);
     this.sweepTimer = undefined;
     this.sweepAt = Infinity;
-    for (const entry of [...this.pending.values()]) this.settle(entry, err);
+    for (const entry of this.pending.values()) this.settle(entry, err);
   }
 
   /** Subscribes to every notification this upstream sends. Returns the unsubscribe function. */
