@@ -92,7 +92,7 @@ export function sendToOwner<T>(
   return deps.calls.during(found.server, relay, () =>
     (relay.relay ?? plainRelay).send(found.upstream, {
       method,
-      params: { ...withMeta(upstreamParamsOf(params), relay.meta), name: found.name },
+      params: withMeta(upstreamParamsOf(params), relay.meta, found.name),
       schema,
       subject: found.name,
       signal: relay.signal,
@@ -102,11 +102,16 @@ export function sendToOwner<T>(
   );
 }
 
-/** `params` with `meta` added to its `_meta` (the caller's reserved keys, set by the gateway). */
-export function withMeta(params: Record<string, unknown>, meta: Record<string, unknown> | undefined): Record<string, unknown> {
-  if (!meta) return params;
+/**
+ * `params` with `meta` added to its `_meta` (the caller's reserved keys, set by the gateway) and, with
+ * `name`, the upstream's name in place of the client's: one copy (`params` itself when there is
+ * nothing to change).
+ */
+export function withMeta(params: Record<string, unknown>, meta: Record<string, unknown> | undefined, name?: string): Record<string, unknown> {
+  if (!meta) return name === undefined ? params : withFields(params, { name });
   const own = params._meta;
-  return withFields(params, { _meta: withFields(typeof own === 'object' && own !== null ? own : undefined, meta) });
+  const merged = withFields(typeof own === 'object' && own !== null ? own : undefined, meta);
+  return withFields(params, name === undefined ? { _meta: merged } : { _meta: merged, name });
 }
 
 /** `params` without the client's progress token and reserved `_meta` keys (see {@link upstreamParamsOf}). */

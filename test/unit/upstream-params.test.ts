@@ -25,5 +25,14 @@ describe('upstream params of a call', () => {
     expect(callerLogMeta('legacy', ctx())).toEqual({ [LEVEL]: 'debug' });
     expect(withMeta({ name: 'x', _meta: { mine: true } }, { [LEVEL]: 'info' })).toEqual({ name: 'x', _meta: { mine: true, [LEVEL]: 'info' } });
     expect(withMeta({ name: 'x' }, undefined)).toEqual({ name: 'x' });
+    // With the upstream's name: one copy, the name kept in its place and _meta added after it, the caller's object untouched.
+    const params = { name: 'a__x', arguments: { n: 1 } };
+    expect(JSON.stringify(withMeta(params, { [LEVEL]: 'debug' }, 'x'))).toBe(`{"name":"x","arguments":{"n":1},"_meta":{"${LEVEL}":"debug"}}`);
+    expect(JSON.stringify(withMeta(params, undefined, 'x'))).toBe('{"name":"x","arguments":{"n":1}}');
+    expect(params).toEqual({ name: 'a__x', arguments: { n: 1 } });
+    const hostile = JSON.parse('{"name":"a__x","__proto__":{"polluted":true}}') as Record<string, unknown>;
+    const out = withMeta(hostile, { [LEVEL]: 'debug' }, 'x');
+    expect(Object.getPrototypeOf(out)).toBe(Object.prototype);
+    expect(Object.hasOwn(out, '__proto__')).toBe(true);
   });
 });
