@@ -122,6 +122,24 @@ const withCpu = (processes, reads, run) => {
   return { cpu, run: wrapped, skipNext: () => void (skip = true) };
 };
 
+/**
+ * One unmeasured round of each side (its CPU not counted either), then `reps` rounds of both, the
+ * order swapped every rep (a then b, b then a, …); each side's median reads/s.
+ */
+const alternatingMedians = async (reps, a, b) => {
+  const samples = [[], []];
+  a.skipNext();
+  b.skipNext();
+  for (let rep = -1; rep < reps; rep++) {
+    const order = rep % 2 === 0 ? [1, 0] : [0, 1];
+    for (const i of order) {
+      const rps = await [a, b][i].run();
+      if (rep >= 0) samples[i].push(rps);
+    }
+  }
+  return samples.map((xs) => [...xs].sort((x, y) => x - y)[Math.floor(xs.length / 2)]);
+};
+
 /** `name µs` per read for each process, their sum, and the cores the side kept busy (CPU ms over wall ms). */
 const cpuLine = ({ ms, reads, wallMs }) => {
   const per = Object.entries(ms).map(([k, v]) => `${k} ${Math.round((v * 1000) / reads)}`);
@@ -173,10 +191,14 @@ export async function clusterPhase(ctx) {
     const unlimited = [];
     for (let i = 1; i <= count; i++) unlimited.push(await spawnHttpProxy(upstream, { ...common, ...redis(`u${i}`) }));
     handles.push(...unlimited);
-    // One gateway with the limit and the `redis` block, beside the single one with the limit and no
-    // Redis: what Redis adds to a read, without the other replicas and haproxy on the same two cores.
-    const soloRedis = await spawnHttpProxy(upstream, { ...common, ...limited, ...redis('s1') });
-    handles.push(soloRedis);
+    // What Redis adds to a read on one gateway, without the other replicas and haproxy on the same two
+    // cores: a pair of gateways with the limit, one with the `redis` block (its own key prefix) and one
+    // without, started, warmed and measured together, so that both have the same history. A gateway's
+    // CPU per read depends on it: after sitting idle V8 shrinks its heap limits, and the next rounds
+    // run 2 to 7 times as many full GCs until the limits grow back.
+    const soloPlain = await spawnHttpProxy(upstream, { ...common, ...limited });
+    const soloRedis = await spawnHttpProxy(upstream, { ...common, ...limited, redis: { ...redis('s1').redis, keyPrefix: 'solo:' } });
+    handles.push(soloPlain, soloRedis);
     const example = readFileSync(process.env.BENCH_HAPROXY_CFG ?? join(ROOT, 'examples', 'cluster', 'haproxy.cfg'), 'utf8');
     const haproxyConfig = (port, rs) =>
       example
@@ -223,7 +245,7 @@ export async function clusterPhase(ctx) {
         // Then every gateway process takes the same number of reads with the measured client, so that a
         // replica (a third of each round's reads) runs code as warm as the single gateway's.
         const warm = Number(process.env.BENCH_CLUSTER_WARM ?? 3000);
-        for (const u of [single.url, singleLimited.url, soloRedis.url, ...replicas.map((r) => r.url), ...unlimited.map((r) => r.url)])
+        for (const u of [single.url, singleLimited.url, ...replicas.map((r) => r.url), ...unlimited.map((r) => r.url), soloPlain.url, soloRedis.url])
           if (warm > 0) await pool(warm, N.inFlight, (i) => readOne(u, uris[i % uris.length]));
         break;
       } catch (e) {
@@ -240,7 +262,7 @@ export async function clusterPhase(ctx) {
       oneLimited: withCpu({ client, gateway: singleLimited.pid }, total, run([singleLimited.url])),
       threeUnlimited: withCpu({ client, haproxy: haproxyUnlimited.pid, ...trio(unlimited), redis: handles[0].pid }, total, run([lbUnlimited])),
       threeDirect: withCpu({ client, ...trio(unlimited), redis: handles[0].pid }, total, run(unlimited.map((r) => r.url))),
-      oneLimitedAgain: withCpu({ client, gateway: singleLimited.pid }, total, run([singleLimited.url])),
+      onePlain: withCpu({ client, gateway: soloPlain.pid }, total, run([soloPlain.url])),
       oneRedis: withCpu({ client, gateway: soloRedis.pid, redis: handles[0].pid }, total, run([soloRedis.url])),
     };
     // Each set's first round of every side is its warm-up: not counted in CPU either (see withCpu).
@@ -248,6 +270,8 @@ export async function clusterPhase(ctx) {
       for (const n of names) sides[n].skipNext();
       return { warm: 1 };
     };
+    // The pair first, right after its warm-up (the same for both), each rep in the other order.
+    const [onePlain, oneRedis] = await alternatingMedians(N.throughputReps, sides.onePlain, sides.oneRedis);
     const before = await commandCounts(redisUrl);
     const [one, three, oneLimited] = await interleavedMedians(
       N.throughputReps,
@@ -264,12 +288,6 @@ export async function clusterPhase(ctx) {
       sides.one.run,
       sides.threeUnlimited.run,
       sides.threeDirect.run,
-    );
-    const [oneLimitedAgain, oneRedis] = await interleavedMedians(
-      N.throughputReps,
-      measuredFrom('oneLimitedAgain', 'oneRedis'),
-      sides.oneLimitedAgain.run,
-      sides.oneRedis.run,
     );
     const label = `(${total} cached 2026 reads, ${N.inFlight} in flight, median of ${N.throughputReps})`;
     addRow(
@@ -301,8 +319,8 @@ export async function clusterPhase(ctx) {
       RATIO('info', () => true),
     );
     addRow(
-      `cluster: what Redis adds to one gateway: 1 replica with a limit, without → with the \`redis\` block (no other replica, no haproxy) ${label}`,
-      oneLimitedAgain,
+      `cluster: what Redis adds to one gateway: 2 gateways with a limit, without → with the \`redis\` block, started, warmed and measured together in alternating order (no other replica, no haproxy) ${label}`,
+      onePlain,
       oneRedis,
       'rps',
       RATIO('info', () => true),
@@ -310,7 +328,7 @@ export async function clusterPhase(ctx) {
     const perRead = (side, names) => (names.reduce((sum, k) => sum + (side.cpu.ms[k] ?? 0), 0) * 1000) / side.cpu.reads;
     addRow(
       'cluster: CPU per read of that gateway without → with the `redis` block (the gateway alone; redis-server in the notes)',
-      perRead(sides.oneLimitedAgain, ['gateway']),
+      perRead(sides.onePlain, ['gateway']),
       perRead(sides.oneRedis, ['gateway']),
       'us',
     );
