@@ -5,6 +5,7 @@ import { createServer } from 'node:net';
 import { join } from 'node:path';
 import { createInterface } from 'node:readline';
 import { connectLightModern } from './light-http.mjs';
+import { cpuMs } from './proc-cpu.mjs';
 
 const MODERN = '2026-07-28';
 const META = { 'io.modelcontextprotocol/protocolVersion': MODERN, 'io.modelcontextprotocol/clientCapabilities': {} };
@@ -86,30 +87,57 @@ const commandCounts = async (url) => {
 };
 const tripsBetween = (a, b) => Object.entries(b).reduce((n, [cmd, calls]) => n + calls - (a[cmd] ?? 0), 0);
 
-/** CPU time (user + system, every thread) process `pid` has used so far, in ms (/proc, clock ticks of 10 ms). */
-const cpuMs = (pid) => {
-  const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
-  const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
-  return (Number(fields[11]) + Number(fields[12])) * 10;
-};
-
 /**
- * Wraps a measured run so the CPU each named process used during it is summed (`cpu.ms[name]`) with
- * the reads it served (`cpu.reads`): µs per read per process, the figure that stays steady on a
- * shared machine. `processes` maps a name to a pid.
+ * Wraps a run so the CPU each named process used during it is summed (`cpu.ms[name]`, from every
+ * thread's schedstat: bench/proc-cpu.mjs) with the reads it served (`cpu.reads`): µs per read per
+ * process, the figure that stays steady on a shared machine. `processes` maps a name to a pid.
+ * Only measured runs count: after `skipNext()` the next run is not counted (the unmeasured warm-up
+ * round of interleavedMedians), since a gateway's first round after sitting idle costs 2 to 3
+ * times a warm one, and the gateways of this phase sit idle for different lengths of time.
+ * `cpu.rounds` (`cpu.warmRounds`) keeps each counted (uncounted) run's µs per read of the first process named after `client`.
  */
 const withCpu = (processes, reads, run) => {
-  const cpu = { ms: Object.fromEntries(Object.keys(processes).map((k) => [k, 0])), reads: 0, wallMs: 0 };
+  const cpu = { ms: Object.fromEntries(Object.keys(processes).map((k) => [k, 0])), reads: 0, wallMs: 0, rounds: [], warmRounds: [] };
+  const main = Object.keys(processes).find((k) => k !== 'client');
+  let skip = false;
   const wrapped = async () => {
+    const counted = !skip;
+    skip = false;
     const before = Object.fromEntries(Object.entries(processes).map(([k, pid]) => [k, cpuMs(pid)]));
     const t0 = performance.now();
     const rps = await run();
+    if (!counted) {
+      cpu.warmRounds.push(Math.round(((cpuMs(processes[main]) - before[main]) * 1000) / reads));
+      return rps;
+    }
     cpu.wallMs += performance.now() - t0;
-    for (const [k, pid] of Object.entries(processes)) cpu.ms[k] += cpuMs(pid) - before[k];
+    for (const [k, pid] of Object.entries(processes)) {
+      const used = cpuMs(pid) - before[k];
+      cpu.ms[k] += used;
+      if (k === main) cpu.rounds.push(Math.round((used * 1000) / reads));
+    }
     cpu.reads += reads;
     return rps;
   };
-  return { cpu, run: wrapped };
+  return { cpu, run: wrapped, skipNext: () => void (skip = true) };
+};
+
+/**
+ * One unmeasured round of each side (its CPU not counted either), then `reps` rounds of both, the
+ * order swapped every rep (a then b, b then a, …); each side's median reads/s.
+ */
+const alternatingMedians = async (reps, a, b) => {
+  const samples = [[], []];
+  a.skipNext();
+  b.skipNext();
+  for (let rep = -1; rep < reps; rep++) {
+    const order = rep % 2 === 0 ? [1, 0] : [0, 1];
+    for (const i of order) {
+      const rps = await [a, b][i].run();
+      if (rep >= 0) samples[i].push(rps);
+    }
+  }
+  return samples.map((xs) => [...xs].sort((x, y) => x - y)[Math.floor(xs.length / 2)]);
 };
 
 /** `name µs` per read for each process, their sum, and the cores the side kept busy (CPU ms over wall ms). */
@@ -163,10 +191,14 @@ export async function clusterPhase(ctx) {
     const unlimited = [];
     for (let i = 1; i <= count; i++) unlimited.push(await spawnHttpProxy(upstream, { ...common, ...redis(`u${i}`) }));
     handles.push(...unlimited);
-    // One gateway with the limit and the `redis` block, beside the single one with the limit and no
-    // Redis: what Redis adds to a read, without the other replicas and haproxy on the same two cores.
-    const soloRedis = await spawnHttpProxy(upstream, { ...common, ...limited, ...redis('s1') });
-    handles.push(soloRedis);
+    // What Redis adds to a read on one gateway, without the other replicas and haproxy on the same two
+    // cores: a pair of gateways with the limit, one with the `redis` block (its own key prefix) and one
+    // without, started, warmed and measured together, so that both have the same history. A gateway's
+    // CPU per read depends on it: after sitting idle V8 shrinks its heap limits, and the next rounds
+    // run 2 to 7 times as many full GCs until the limits grow back.
+    const soloPlain = await spawnHttpProxy(upstream, { ...common, ...limited });
+    const soloRedis = await spawnHttpProxy(upstream, { ...common, ...limited, redis: { ...redis('s1').redis, keyPrefix: 'solo:' } });
+    handles.push(soloPlain, soloRedis);
     const example = readFileSync(process.env.BENCH_HAPROXY_CFG ?? join(ROOT, 'examples', 'cluster', 'haproxy.cfg'), 'utf8');
     const haproxyConfig = (port, rs) =>
       example
@@ -213,7 +245,7 @@ export async function clusterPhase(ctx) {
         // Then every gateway process takes the same number of reads with the measured client, so that a
         // replica (a third of each round's reads) runs code as warm as the single gateway's.
         const warm = Number(process.env.BENCH_CLUSTER_WARM ?? 3000);
-        for (const u of [single.url, singleLimited.url, soloRedis.url, ...replicas.map((r) => r.url), ...unlimited.map((r) => r.url)])
+        for (const u of [single.url, singleLimited.url, ...replicas.map((r) => r.url), ...unlimited.map((r) => r.url), soloPlain.url, soloRedis.url])
           if (warm > 0) await pool(warm, N.inFlight, (i) => readOne(u, uris[i % uris.length]));
         break;
       } catch (e) {
@@ -230,15 +262,33 @@ export async function clusterPhase(ctx) {
       oneLimited: withCpu({ client, gateway: singleLimited.pid }, total, run([singleLimited.url])),
       threeUnlimited: withCpu({ client, haproxy: haproxyUnlimited.pid, ...trio(unlimited), redis: handles[0].pid }, total, run([lbUnlimited])),
       threeDirect: withCpu({ client, ...trio(unlimited), redis: handles[0].pid }, total, run(unlimited.map((r) => r.url))),
-      oneLimitedAgain: withCpu({ client, gateway: singleLimited.pid }, total, run([singleLimited.url])),
+      onePlain: withCpu({ client, gateway: soloPlain.pid }, total, run([soloPlain.url])),
       oneRedis: withCpu({ client, gateway: soloRedis.pid, redis: handles[0].pid }, total, run([soloRedis.url])),
     };
+    // Each set's first round of every side is its warm-up: not counted in CPU either (see withCpu).
+    const measuredFrom = (...names) => {
+      for (const n of names) sides[n].skipNext();
+      return { warm: 1 };
+    };
+    // The pair first, right after its warm-up (the same for both), each rep in the other order.
+    const [onePlain, oneRedis] = await alternatingMedians(N.throughputReps, sides.onePlain, sides.oneRedis);
     const before = await commandCounts(redisUrl);
-    const [one, three, oneLimited] = await interleavedMedians(N.throughputReps, sides.one.run, sides.three.run, sides.oneLimited.run);
+    const [one, three, oneLimited] = await interleavedMedians(
+      N.throughputReps,
+      measuredFrom('one', 'three', 'oneLimited'),
+      sides.one.run,
+      sides.three.run,
+      sides.oneLimited.run,
+    );
     const after = await commandCounts(redisUrl);
     const reads = (N.throughputReps + 1) * total;
-    const [oneAgain, threeUnlimited, threeDirect] = await interleavedMedians(N.throughputReps, sides.one.run, sides.threeUnlimited.run, sides.threeDirect.run);
-    const [oneLimitedAgain, oneRedis] = await interleavedMedians(N.throughputReps, sides.oneLimitedAgain.run, sides.oneRedis.run);
+    const [oneAgain, threeUnlimited, threeDirect] = await interleavedMedians(
+      N.throughputReps,
+      measuredFrom('one', 'threeUnlimited', 'threeDirect'),
+      sides.one.run,
+      sides.threeUnlimited.run,
+      sides.threeDirect.run,
+    );
     const label = `(${total} cached 2026 reads, ${N.inFlight} in flight, median of ${N.throughputReps})`;
     addRow(
       `cluster: 1 replica without Redis, no limit → 3 replicas + Redis via haproxy, with a limit ${label}`,
@@ -269,20 +319,23 @@ export async function clusterPhase(ctx) {
       RATIO('info', () => true),
     );
     addRow(
-      `cluster: what Redis adds to one gateway: 1 replica with a limit, without → with the \`redis\` block (no other replica, no haproxy) ${label}`,
-      oneLimitedAgain,
+      `cluster: what Redis adds to one gateway: 2 gateways with a limit, without → with the \`redis\` block, started, warmed and measured together in alternating order (no other replica, no haproxy) ${label}`,
+      onePlain,
       oneRedis,
       'rps',
       RATIO('info', () => true),
     );
     const perRead = (side, names) => (names.reduce((sum, k) => sum + (side.cpu.ms[k] ?? 0), 0) * 1000) / side.cpu.reads;
     addRow(
-      'cluster: CPU per read of that gateway without → with the `redis` block (with: the gateway and redis-server together)',
-      perRead(sides.oneLimitedAgain, ['gateway']),
-      perRead(sides.oneRedis, ['gateway', 'redis']),
+      'cluster: CPU per read of that gateway without → with the `redis` block (the gateway alone; redis-server in the notes)',
+      perRead(sides.onePlain, ['gateway']),
+      perRead(sides.oneRedis, ['gateway']),
       'us',
     );
-    for (const [name, side] of Object.entries(sides)) notes.add(`cluster CPU per read, ${name}: ${cpuLine(side.cpu)}`);
+    for (const [name, side] of Object.entries(sides))
+      notes.add(
+        `cluster CPU per read, ${name}: ${cpuLine(side.cpu)}; ${Object.keys(side.cpu.ms).find((k) => k !== 'client')} per measured run ${side.cpu.rounds.join(', ')} (warm-up rounds, not counted: ${side.cpu.warmRounds.join(', ')})`,
+      );
     addRow(
       'cluster: Redis round trips per read, rate limit configured',
       undefined,
