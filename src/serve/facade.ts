@@ -61,6 +61,8 @@ export interface Offers {
 /** The request context handlers receive (the signal, progress token, retry fields, and the request's own caller over HTTP). */
 type Ctx = Pick<BaseContext, 'mcpReq'> & { http?: { authInfo?: AuthInfo } };
 
+/** What the SDK is told to check of every request's params (nothing: the light schemas below do), one immutable schema shared by every session's handlers. */
+const ANY_PARAMS = { params: z.unknown() };
 const ListParams = z.looseObject({ cursor: z.string().optional() });
 const UriParams = z.looseObject({ uri: z.string() });
 /** A tool or prompt name as a client may send it (names longer than this are unknown anyway). */
@@ -147,7 +149,7 @@ export function createFacadeServer(options: FacadeOptions): Server {
   // for <method>: …`): every params failure is then one -32602 format, and no request pays for the
   // SDK's full spec-schema parse.
   const handle = <P>(method: string, schema: z.ZodType<P>, fn: (params: P, ctx: Ctx) => Promise<Record<string, unknown>>) =>
-    server.setRequestHandler(method, { params: z.unknown() }, (raw, ctx) =>
+    server.setRequestHandler(method, ANY_PARAMS, (raw, ctx) =>
       tracing()
         ? traceDownstream({ method, params: raw, id: ctx.mcpReq.id, session: () => who(ctx).session, protocolVersion }, () => fn(parseParams(schema, raw), ctx))
         : fn(parseParams(schema, raw), ctx),
