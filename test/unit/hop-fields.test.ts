@@ -1,5 +1,6 @@
 // withoutHopFields: the same copy as the spread-and-delete version it replaced, on fuzzed results, never the upstream's object changed.
 import { describe, expect, it } from 'vitest';
+import { prng } from '../helpers/prng.js';
 import { withoutHopFields } from '../../src/protocol.js';
 
 const HOP = ['ttlMs', 'cacheScope', 'resultType'];
@@ -19,17 +20,6 @@ function reference<T extends Record<string, unknown>>(result: T): T {
     else delete copy._meta;
   }
   return copy as T;
-}
-
-/** A small seeded PRNG (mulberry32), so a failure names its seed. */
-function rng(seed: number): () => number {
-  let a = seed;
-  return () => {
-    a = (a + 0x6d2b79f5) | 0;
-    let t = Math.imul(a ^ (a >>> 15), 1 | a);
-    t = (t + Math.imul(t ^ (t >>> 7), 61 | t)) ^ t;
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
 }
 
 const KEYS = ['contents', 'content', 'isError', '_meta', '__proto__', 'ttlMs', 'cacheScope', 'resultType', 'x', 'constructor'];
@@ -90,7 +80,7 @@ describe('withoutHopFields', () => {
 
   it('equals the spread-and-delete version byte for byte on 20 000 fuzzed results', () => {
     for (const seed of [1, 2, 3, 4]) {
-      const next = rng(seed);
+      const next = prng(seed);
       for (let i = 0; i < 5000; i++) {
         const result = fuzzedResult(next);
         const before = JSON.stringify(result);

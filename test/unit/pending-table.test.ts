@@ -1,21 +1,11 @@
 // PendingTable: the same answers as a Map of the same entries, under random request traffic, overflow and hostile ids.
 import { describe, expect, it } from 'vitest';
+import { prng } from '../helpers/prng.js';
 import { PendingTable } from '../../src/upstream/pending-table.js';
 
 interface Entry {
   readonly id: number;
   readonly n: number;
-}
-
-/** A small seeded PRNG (mulberry32), so a failure names its seed. */
-function rng(seed: number): () => number {
-  let a = seed;
-  return () => {
-    a = (a + 0x6d2b79f5) | 0;
-    let t = Math.imul(a ^ (a >>> 15), 1 | a);
-    t = (t + Math.imul(t ^ (t >>> 7), 61 | t)) ^ t;
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
 }
 
 describe('PendingTable', () => {
@@ -72,7 +62,7 @@ describe('PendingTable', () => {
 
   it('matches a Map under 100 000 random operations (ids handed out in order, answered in any order)', () => {
     for (const seed of [1, 2, 3, 4]) {
-      const next = rng(seed);
+      const next = prng(seed);
       const table = new PendingTable<Entry>(16);
       const map = new Map<number, Entry>();
       let nextId = -1;
