@@ -590,7 +590,12 @@ export class AccessGate {
     return this.audited(caller, method, uri, trace, decide, () => run(target!), undo ? { undo: () => undo(target!) } : {});
   }
 
-  private async audited<T>(
+  /**
+   * Decides, runs, records. Not an async function: with no audit log a read's record is written
+   * synchronously (metrics, access log) and nothing is awaited, so the read pays no async frame and
+   * no extra turns of the microtask queue; with one, the answer waits for its record as before.
+   */
+  private audited<T>(
     caller: Caller,
     method: string,
     uri: string | undefined,
@@ -601,39 +606,50 @@ export class AccessGate {
   ): Promise<T> {
     const started = this.now();
     const generation = this.generation;
-    const decideNow = (): PolicyDecision => {
-      if (caller.revoked) return REVOKED;
-      try {
-        return decide();
-      } catch {
-        return { allow: false, rule: 'error' };
-      }
-    };
-    let decision = decideNow();
+    const decision = decidedFor(caller, decide);
     if (!decision.allow) {
       const unknown = decision === UNKNOWN; // a refused spelling is recorded as denied, with rule invalid-uri
-      await this.recorded(caller, method, uri, trace, decision, unknown ? 'not_found' : 'denied', started);
+      return this.recorded(caller, method, uri, trace, decision, unknown ? 'not_found' : 'denied', started).then(() =>
+        Promise.reject(redecide.missing ? redecide.missing() : NOT_FOUND()),
+      );
+    }
+    let pending: Promise<T>;
+    try {
+      pending = run();
+    } catch (err) {
+      return this.recorded(caller, method, uri, trace, decision, outcomeOf(err), started).then(() => Promise.reject(err));
+    }
+    return pending.then(
+      (result) => {
+        // Decided before a reload (or a change of who the caller is), ready after it: decided again.
+        if (this.generation !== generation) return this.redecided(caller, method, uri, trace, decide, result, redecide, started);
+        const written = this.recordedIfAudited(caller, method, uri, trace, decision, trace.toolError ? 'tool_error' : 'ok', started);
+        return written === undefined ? result : written.then(() => result);
+      },
+      (err: unknown) => this.recorded(caller, method, uri, trace, decision, outcomeOf(err), started).then(() => Promise.reject(err)),
+    );
+  }
+
+  /** The end of {@link audited} when a reload came between the decision and the answer: decided again, then recorded. */
+  private async redecided<T>(
+    caller: Caller,
+    method: string,
+    uri: string | undefined,
+    trace: OperationTrace,
+    decide: () => PolicyDecision,
+    result: T,
+    redecide: Redecide<T>,
+    started: number,
+  ): Promise<T> {
+    const decision = decidedFor(caller, decide);
+    if (!decision.allow) {
+      await redecide.undo?.().catch(() => undefined);
+      await this.recorded(caller, method, uri, trace, decision, 'denied', started);
       throw redecide.missing ? redecide.missing() : NOT_FOUND();
     }
-    let result: T;
-    try {
-      result = await run();
-    } catch (err) {
-      await this.recorded(caller, method, uri, trace, decision, outcomeOf(err), started);
-      throw err;
-    }
-    if (this.generation !== generation) {
-      // Decided before a reload (or a change of who the caller is), ready after it: decided again.
-      decision = decideNow();
-      if (!decision.allow) {
-        await redecide.undo?.().catch(() => undefined);
-        await this.recorded(caller, method, uri, trace, decision, 'denied', started);
-        throw redecide.missing ? redecide.missing() : NOT_FOUND();
-      }
-      if (redecide.again) result = redecide.again(result);
-    }
+    const answer = redecide.again ? redecide.again(result) : result;
     await this.recorded(caller, method, uri, trace, decision, trace.toolError ? 'tool_error' : 'ok', started);
-    return result;
+    return answer;
   }
 
   private safeDecide(caller: Caller, action: PolicyAction, server: string, uri: string, form: UriForm = 'request'): PolicyDecision {
@@ -684,6 +700,13 @@ export class AccessGate {
   }
 
   /** Records in the turn's batch; resolves once it is written, so the answer that follows is never missing from the log. */
+  /** {@link recorded}, or undefined (nothing to wait for) when there is no audit log: the record was observed synchronously. */
+  private recordedIfAudited(...args: RecordArgs): Promise<void> | undefined {
+    if (this.options.audit !== noopAuditLog) return this.recorded(...args);
+    if (this.observed) this.observe(...args);
+    return undefined;
+  }
+
   private recorded(...args: RecordArgs): Promise<void> {
     if (this.observed) this.observe(...args);
     if (this.options.audit === noopAuditLog) return Promise.resolve();
@@ -796,6 +819,16 @@ function annotationsOf(item: Record<string, unknown>): Record<string, unknown> |
 }
 
 /** The canonical JSON (RFC 8785) of a request's arguments; what cannot be canonicalised is hashed as its JSON. */
+/** `decide()` for `caller`: revoked callers are refused, and an evaluation error is a deny. */
+function decidedFor(caller: Caller, decide: () => PolicyDecision): PolicyDecision {
+  if (caller.revoked) return REVOKED;
+  try {
+    return decide();
+  } catch {
+    return { allow: false, rule: 'error' };
+  }
+}
+
 function canonicalArguments(args: unknown): string {
   try {
     return canonicalize(args);
