@@ -466,7 +466,7 @@ export class AccessGate {
   }
 
   /** Finds `name` at its owner, decides `action` on it, and runs `run` when allowed; denied or unknown: the same unknown-item error. */
-  private async itemDecided<T>(
+  private itemDecided<T>(
     caller: Caller,
     method: string,
     action: PolicyAction,
@@ -475,15 +475,52 @@ export class AccessGate {
     trace: OperationTrace,
     run: (found: FoundItem) => Promise<T>,
   ): Promise<T> {
+    let catalog: ItemParts['catalog'];
+    let found: FoundItem | null | undefined;
     const started = this.now();
-    const catalog = this.itemParts().catalog;
-    let found = catalog.findNow(kind, name); // known and current: no turn waited
     try {
-      found ??= await catalog.find(kind, name);
+      catalog = this.itemParts().catalog;
+      found = catalog.findNow(kind, name); // known and current: no turn waited, and no async frame
+    } catch (err) {
+      return Promise.reject(err);
+    }
+    if (found) return this.itemAudited(caller, method, action, kind, name, trace, run, found);
+    return this.itemLookedUp(caller, method, action, kind, name, trace, run, catalog, started);
+  }
+
+  /** {@link itemDecided} when the catalog must be asked (not known, or not current): one turn waited for it. */
+  private async itemLookedUp<T>(
+    caller: Caller,
+    method: string,
+    action: PolicyAction,
+    kind: ItemKind,
+    name: string,
+    trace: OperationTrace,
+    run: (found: FoundItem) => Promise<T>,
+    catalog: ItemParts['catalog'],
+    started: number,
+  ): Promise<T> {
+    let found: FoundItem | null | undefined;
+    try {
+      found = await catalog.find(kind, name);
     } catch (err) {
       await this.recorded(caller, method, undefined, trace, UNKNOWN, outcomeOf(err), started);
       throw err;
     }
+    return this.itemAudited(caller, method, action, kind, name, trace, run, found);
+  }
+
+  /** The policy decision on a looked-up item (`found`: undefined or null when there is none), audited. */
+  private itemAudited<T>(
+    caller: Caller,
+    method: string,
+    action: PolicyAction,
+    kind: ItemKind,
+    name: string,
+    trace: OperationTrace,
+    run: (found: FoundItem) => Promise<T>,
+    found: FoundItem | null | undefined,
+  ): Promise<T> {
     if (found) trace.server = found.server;
     const missing = () => unknownItem(kind === 'tools' ? 'tool' : 'prompt', name);
     const decide = (): PolicyDecision =>

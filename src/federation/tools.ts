@@ -46,18 +46,20 @@ export class FederatedTools {
    * progress token kept at the proxy): the result comes back as the upstream gave it (`content`,
    * `structuredContent`, `isError`, `_meta`), with resource links and embedded resources namespaced.
    */
-  async call(found: FoundItem, params: Record<string, unknown>, relay: CallContext, trace?: OperationTrace): Promise<CallToolResultT | InputRequiredResult> {
+  call(found: FoundItem, params: Record<string, unknown>, relay: CallContext, trace?: OperationTrace): Promise<CallToolResultT | InputRequiredResult> {
     const { server } = found;
-    const result = await sendToOwner(this.deps, found, params, relay, trace, Methods.callTool, CallToolResult);
-    if (isInputRequired(result)) return inputRequiredTraced(result, trace); // the caller's edge renders it for its era
-    const stripped: Record<string, unknown> = withoutHopFields(result);
-    const out = stripped === result ? { ...result } : stripped; // a copy withoutHopFields made is already ours
-    if (Array.isArray(out.content)) out.content = namespacedContent(out.content, (uri) => this.deps.uris.encode(server, uri));
-    if (trace) {
-      if (trace.weigh !== false) trace.bytes = jsonLength(out);
-      if (out.isError === true) trace.toolError = true;
-    }
-    return out;
+    // One `.then`, not an async frame: this is on every call's path.
+    return sendToOwner(this.deps, found, params, relay, trace, Methods.callTool, CallToolResult).then((result) => {
+      if (isInputRequired(result)) return inputRequiredTraced(result, trace); // the caller's edge renders it for its era
+      const stripped: Record<string, unknown> = withoutHopFields(result);
+      const out = stripped === result ? { ...result } : stripped; // a copy withoutHopFields made is already ours
+      if (Array.isArray(out.content)) out.content = namespacedContent(out.content, (uri) => this.deps.uris.encode(server, uri));
+      if (trace) {
+        if (trace.weigh !== false) trace.bytes = jsonLength(out);
+        if (out.isError === true) trace.toolError = true;
+      }
+      return out;
+    });
   }
 }
 
