@@ -485,29 +485,27 @@ export class AccessGate {
       return Promise.reject(err);
     }
     if (found) return this.itemAudited(caller, method, action, kind, name, trace, run, found);
-    return this.itemLookedUp(caller, method, action, kind, name, trace, run, catalog, started);
+    return this.itemLookedUp(caller, method, kind, name, trace, catalog, started).then((looked) =>
+      this.itemAudited(caller, method, action, kind, name, trace, run, looked),
+    );
   }
 
-  /** {@link itemDecided} when the catalog must be asked (not known, or not current): one turn waited for it. */
-  private async itemLookedUp<T>(
+  /** The catalog asked for `name` (not known, or not current: one turn waited); a failed lookup is recorded, then thrown. */
+  private async itemLookedUp(
     caller: Caller,
     method: string,
-    action: PolicyAction,
     kind: ItemKind,
     name: string,
     trace: OperationTrace,
-    run: (found: FoundItem) => Promise<T>,
     catalog: ItemParts['catalog'],
     started: number,
-  ): Promise<T> {
-    let found: FoundItem | null | undefined;
+  ): Promise<FoundItem | null | undefined> {
     try {
-      found = await catalog.find(kind, name);
+      return await catalog.find(kind, name);
     } catch (err) {
       await this.recorded(caller, method, undefined, trace, UNKNOWN, outcomeOf(err), started);
       throw err;
     }
-    return this.itemAudited(caller, method, action, kind, name, trace, run, found);
   }
 
   /** The policy decision on a looked-up item (`found`: undefined or null when there is none), audited. */
