@@ -484,10 +484,23 @@ export class AccessGate {
     } catch (err) {
       return Promise.reject(err);
     }
-    if (found) return this.itemAudited(caller, method, action, kind, name, trace, run, found);
-    return this.itemLookedUp(caller, method, kind, name, trace, catalog, started).then((looked) =>
-      this.itemAudited(caller, method, action, kind, name, trace, run, looked),
-    );
+    // The policy decision on the looked-up item (undefined or null when there is none), audited.
+    const decided = (item: FoundItem | null | undefined): Promise<T> => {
+      if (item) trace.server = item.server;
+      const missing = () => unknownItem(kind === 'tools' ? 'tool' : 'prompt', name);
+      const decide = (): PolicyDecision =>
+        item
+          ? this.rules.policy.decideItem(caller, action, item.server, {
+              kind: kind === 'tools' ? 'tool' : 'prompt',
+              name: item.name,
+              clientName: name,
+              annotations: annotationsOf(item.item),
+            })
+          : UNKNOWN;
+      return this.audited(caller, method, undefined, trace, decide, () => run(item!), { missing });
+    };
+    if (found) return decided(found);
+    return this.itemLookedUp(caller, method, kind, name, trace, catalog, started).then(decided);
   }
 
   /** The catalog asked for `name` (not known, or not current: one turn waited); a failed lookup is recorded, then thrown. */
@@ -506,31 +519,6 @@ export class AccessGate {
       await this.recorded(caller, method, undefined, trace, UNKNOWN, outcomeOf(err), started);
       throw err;
     }
-  }
-
-  /** The policy decision on a looked-up item (`found`: undefined or null when there is none), audited. */
-  private itemAudited<T>(
-    caller: Caller,
-    method: string,
-    action: PolicyAction,
-    kind: ItemKind,
-    name: string,
-    trace: OperationTrace,
-    run: (found: FoundItem) => Promise<T>,
-    found: FoundItem | null | undefined,
-  ): Promise<T> {
-    if (found) trace.server = found.server;
-    const missing = () => unknownItem(kind === 'tools' ? 'tool' : 'prompt', name);
-    const decide = (): PolicyDecision =>
-      found
-        ? this.rules.policy.decideItem(caller, action, found.server, {
-            kind: kind === 'tools' ? 'tool' : 'prompt',
-            name: found.name,
-            clientName: name,
-            annotations: annotationsOf(found.item),
-          })
-        : UNKNOWN;
-    return this.audited(caller, method, undefined, trace, decide, () => run(found!), { missing });
   }
 
   private itemParts(): ItemParts {
@@ -734,7 +722,6 @@ export class AccessGate {
     this.options.audit.record(this.entryOf(...args)); // throws when the log cannot be written
   }
 
-  /** Records in the turn's batch; resolves once it is written, so the answer that follows is never missing from the log. */
   /** {@link recorded}, or undefined (nothing to wait for) when there is no audit log: the record was observed synchronously. */
   private recordedIfAudited(...args: RecordArgs): Promise<void> | undefined {
     if (this.options.audit !== noopAuditLog) return this.recorded(...args);
@@ -742,6 +729,7 @@ export class AccessGate {
     return undefined;
   }
 
+  /** Records in the turn's batch; resolves once it is written, so the answer that follows is never missing from the log. */
   private recorded(...args: RecordArgs): Promise<void> {
     if (this.observed) this.observe(...args);
     if (this.options.audit === noopAuditLog) return Promise.resolve();
@@ -853,7 +841,6 @@ function annotationsOf(item: Record<string, unknown>): Record<string, unknown> |
   return typeof a === 'object' && a !== null ? (a as Record<string, unknown>) : undefined;
 }
 
-/** The canonical JSON (RFC 8785) of a request's arguments; what cannot be canonicalised is hashed as its JSON. */
 /** `decide()` for `caller`: revoked callers are refused, and an evaluation error is a deny. */
 function decidedFor(caller: Caller, decide: () => PolicyDecision): PolicyDecision {
   if (caller.revoked) return REVOKED;
@@ -864,6 +851,7 @@ function decidedFor(caller: Caller, decide: () => PolicyDecision): PolicyDecisio
   }
 }
 
+/** The canonical JSON (RFC 8785) of a request's arguments; what cannot be canonicalised is hashed as its JSON. */
 function canonicalArguments(args: unknown): string {
   try {
     return canonicalize(args);
