@@ -455,14 +455,19 @@ export class AccessGate {
       this.itemDecided(caller, method, kind === 'tools' ? 'call' : 'get', kind, params.name, trace, (found) => run(found, trace));
     const calls = this.rules.calls;
     if (!calls) return decided(); // no call limit: no turn waited for one
-    return (async () => {
-      const limited = await calls.take(caller); // a shared limiter answers after one round trip
-      if (!limited.ok) {
-        const error = rateLimited(limited.retryAfterMs);
-        return this.recorded(caller, method, undefined, trace, CALL_LIMITED, 'rate_limited', this.now()).then(() => Promise.reject(error));
-      }
-      return decided();
-    })();
+    const taken = (limited: TakeResult): Promise<T> => {
+      if (limited.ok) return decided();
+      const error = rateLimited(limited.retryAfterMs);
+      return this.recorded(caller, method, undefined, trace, CALL_LIMITED, 'rate_limited', this.now()).then(() => Promise.reject(error));
+    };
+    let limited: TakeResult | Promise<TakeResult>;
+    try {
+      limited = calls.take(caller);
+    } catch (err) {
+      return Promise.reject(err);
+    }
+    // A shared limiter answers after one round trip; the local one at once (no extra turn, no async frame).
+    return limited instanceof Promise ? limited.then(taken) : taken(limited);
   }
 
   /** Finds `name` at its owner, decides `action` on it, and runs `run` when allowed; denied or unknown: the same unknown-item error. */

@@ -79,8 +79,9 @@ export function upstreamParamsOf(params: Record<string, unknown>): Record<string
 
 /**
  * Sends a call of `found` (`tools/call`, `prompts/get`) to its owner, counted among the calls in
- * flight on its server: the client's params with the upstream's name, the caller's progress token
- * kept at the proxy, through the caller's relay (the era bridge) when it has one.
+ * flight on its server: the client's params with the upstream's name and, to an upstream that reads
+ * it, the caller's log level; the caller's progress token kept at the proxy; through the caller's
+ * relay (the era bridge) when it has one.
  */
 export function sendToOwner<T>(
   deps: { calls: CallsInFlight; timeouts: () => TimeoutsConfig },
@@ -94,7 +95,7 @@ export function sendToOwner<T>(
   return deps.calls.during(found.server, relay, () =>
     (relay.relay ?? plainRelay).send(found.upstream, {
       method,
-      params: withMeta(upstreamParamsOf(params), relay.meta, found.name),
+      params: withMeta(upstreamParamsOf(params), found.upstream.readsCallerLogLevel ? relay.meta : undefined, found.name),
       schema,
       subject: found.name,
       signal: relay.signal,

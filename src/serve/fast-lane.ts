@@ -155,7 +155,7 @@ export function fastLane(options: FastLaneOptions): Wrapper<ClassifiedHandler> {
           const { name, arguments: args } = params;
           // An own `__proto__` argument: the facade's params schema drops it, so the SDK path's call differs.
           if (typeof name === 'string' && name.length <= MAX_ITEM_NAME && (args === undefined || (isPlainObject(args) && !Object.hasOwn(args, '__proto__')))) {
-            return call(request, { ...params, name }, extra);
+            return call(request, params as typeof params & { name: string }, extra); // not copied: nothing on the call path writes to it
           }
         }
       }

@@ -20,32 +20,43 @@ export interface RelayedRequest {
 /**
  * Runs `call` with the caller's progress and messages relayed, and resolves only once every relayed
  * notification has been handed to the transport: one sent just before the result would otherwise be
- * overtaken by it (and lost on an HTTP stream the result closes).
+ * overtaken by it (and lost on an HTTP stream the result closes). Not an async function, and nothing
+ * made for what is never relayed: this is on every call's path.
  */
-export async function relayedCall<T>(request: RelayedRequest, call: (context: CallContext) => Promise<T>): Promise<T> {
+export function relayedCall<T>(request: RelayedRequest, call: (context: CallContext) => Promise<T>): Promise<T> {
   const token = request.progressToken;
-  const sending = new Set<Promise<unknown>>();
-  const relayedAny = { yes: false };
+  let sending: Set<Promise<unknown>> | undefined; // made at the first relayed notification
   const notify = (method: string, params: Record<string, unknown>) => {
-    relayedAny.yes = true;
     const sent = request.notify({ method, params }).catch(() => undefined);
-    sending.add(sent);
-    void sent.then(() => sending.delete(sent));
+    const pending = (sending ??= new Set());
+    pending.add(sent);
+    void sent.then(() => pending.delete(sent));
   };
-  const result = await call({
-    signal: request.signal,
-    principal: request.principal,
-    relay: request.relay,
-    meta: request.meta,
-    ...(typeof token === 'string' || typeof token === 'number'
-      ? { onProgress: (p: { progress: number; total?: number; message?: string }) => notify('notifications/progress', { ...p, progressToken: token }) }
-      : {}),
-    onMessage: (params: Record<string, unknown>) => notify('notifications/message', params),
-  });
+  let result: Promise<T>;
+  try {
+    result = call({
+      signal: request.signal,
+      principal: request.principal,
+      relay: request.relay,
+      meta: request.meta,
+      onProgress:
+        typeof token === 'string' || typeof token === 'number'
+          ? (p: { progress: number; total?: number; message?: string }) => notify('notifications/progress', { ...p, progressToken: token })
+          : undefined,
+      onMessage: (params: Record<string, unknown>) => notify('notifications/message', params),
+    });
+  } catch (err) {
+    return Promise.reject(err);
+  }
+  return result.then((value) => (sending === undefined ? value : afterRelayed(sending, value)));
+}
+
+/** `value`, once every notification relayed before it has been handed to the transport and one more turn has passed. */
+async function afterRelayed<T>(sending: Set<Promise<unknown>>, value: T): Promise<T> {
   if (sending.size > 0) await Promise.all(sending);
   // A client on SDK 1.x/2.x drops a progress notification it reads in the same chunk as the response
   // (its notification handlers run a microtask late; the response removes the progress handler at
   // once): after relaying any, the answer waits one turn of the event loop, so it is written apart.
-  if (relayedAny.yes) await new Promise<void>((resolve) => setImmediate(resolve));
-  return result;
+  await new Promise<void>((resolve) => setImmediate(resolve));
+  return value;
 }

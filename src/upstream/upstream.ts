@@ -331,6 +331,11 @@ export class Upstream {
     return this.client?.getNegotiatedProtocolVersion();
   }
 
+  /** Whether the upstream reads a caller's log level from a call's `_meta` (2026-07-28; a 2025-11-25 one ignores the key, so it is not sent). */
+  get readsCallerLogLevel(): boolean {
+    return this.client?.getNegotiatedProtocolVersion() === MODERN;
+  }
+
   /**
    * True when the upstream can notify changes of a URI: it declared `resources.subscribe`
    * (asked in its revision's way, see {@link subscribe}).

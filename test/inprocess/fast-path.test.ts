@@ -104,3 +104,26 @@ describe('long calls on the fast path', () => {
     expect(await c.callTool({ name: 't__steps', arguments: {} })).toMatchObject({ content: [{ text: 'done' }] });
   });
 });
+
+describe('what a call carries upstream', () => {
+  /** A 2025-11-25 upstream whose `meta` tool answers with the `_meta` keys its request carried. */
+  function metaUpstream() {
+    const server = new LegacyServer({ name: 'meta', version: '1.0.0' }, { capabilities: { tools: {} } });
+    server.setRequestHandler(ListToolsRequestSchema, () => ({ tools: [{ name: 'meta', inputSchema: { type: 'object' as const } }] }));
+    server.setRequestHandler(CallToolRequestSchema, (req) => ({
+      content: [{ type: 'text' as const, text: JSON.stringify(Object.keys(req.params._meta ?? {}).sort()) }],
+    }));
+    return server;
+  }
+
+  it('a 2025-11-25 upstream gets no log-level key (it ignores it), only the progress token of ours and the caller’s own keys', async () => {
+    await using h = await startHarness({ upstreams: { t: metaUpstream } });
+    const c = await h.client();
+    const keys = async (params: Record<string, unknown>) => {
+      const result = await c.callTool(params as { name: string });
+      return JSON.parse((result.content as { text: string }[])[0]!.text) as string[];
+    };
+    expect(await keys({ name: 't__meta', arguments: {} })).toEqual(['progressToken']);
+    expect(await keys({ name: 't__meta', arguments: {}, _meta: { mine: 1 } })).toEqual(['mine', 'progressToken']);
+  });
+});
