@@ -273,7 +273,7 @@ describe('reads', () => {
                 cancelled();
               });
               server.setRequestHandler(ListResourcesRequestSchema, () => {
-                if (++calls > 1) return { resources: range(3, (i) => ({ uri: `s://${i}`, name: `s://${i}` })) };
+                if (++calls > 1) return { resources: range(3, (i) => `s://${i}`).map((uri) => ({ uri, name: uri })) };
                 hung();
                 return new Promise(() => undefined); // the first page never comes
               });
