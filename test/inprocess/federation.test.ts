@@ -152,6 +152,44 @@ describe('merged lists', () => {
     expect(results.map((r) => r.contents[0]?.uri)).toEqual(['a+a://1', 'a+a://1', 'a+a://1']);
     expect(stats.initializes).toBe(1);
   });
+
+  it('cancelling a list cancels the upstream page its walk waits for, with the reason an aborted walk gives; the next list is whole', async () => {
+    const cancels: unknown[] = [];
+    let cancelled!: () => void;
+    const sawCancel = new Promise<void>((r) => (cancelled = r));
+    let hung!: () => void;
+    const hanging = new Promise<void>((r) => (hung = r));
+    let calls = 0;
+    await using h = await startHarness({
+      upstreams: {
+        quick: () => createUpstreamServer({ resources: range(3, (i) => `q://${i}`).map((uri) => ({ uri, name: uri })) }).server,
+        stuck: () =>
+          createUpstreamServer({
+            resources: range(3, (i) => `s://${i}`).map((uri) => ({ uri, name: uri })),
+            extend: (server) => {
+              server.setNotificationHandler(CancelledNotificationSchema, (n) => {
+                cancels.push(n.params);
+                cancelled();
+              });
+              server.setRequestHandler(ListResourcesRequestSchema, () => {
+                if (++calls > 1) return { resources: range(3, (i) => `s://${i}`).map((uri) => ({ uri, name: uri })) };
+                hung();
+                return new Promise(() => undefined); // the first page never comes
+              });
+            },
+          }).server,
+      },
+    });
+    const client = await h.client();
+    const controller = new AbortController();
+    const pending = client.listResources({}, { signal: controller.signal });
+    await hanging;
+    controller.abort();
+    await expect(pending).rejects.toThrow();
+    await within(sawCancel, 'the upstream page cancelled');
+    expect(cancels).toEqual([{ requestId: expect.any(Number), reason: 'AbortError: This operation was aborted' }]);
+    expect((await listAll(client)).items.map((r) => r.uri)).toEqual([...range(3, (i) => `quick+q://${i}`), ...range(3, (i) => `stuck+s://${i}`)]);
+  });
 });
 
 describe('reads', () => {
@@ -252,44 +290,6 @@ describe('reads', () => {
     controller.abort();
     await expect(pending).rejects.toThrow();
     await aborted; // resolves only if the upstream saw notifications/cancelled
-  });
-
-  it('cancelling a list cancels the upstream page its walk waits for, with the reason an aborted walk gives; the next list is whole', async () => {
-    const cancels: unknown[] = [];
-    let cancelled!: () => void;
-    const sawCancel = new Promise<void>((r) => (cancelled = r));
-    let hung!: () => void;
-    const hanging = new Promise<void>((r) => (hung = r));
-    let calls = 0;
-    await using h = await startHarness({
-      upstreams: {
-        quick: () => createUpstreamServer({ resources: range(3, (i) => `q://${i}`).map((uri) => ({ uri, name: uri })) }).server,
-        stuck: () =>
-          createUpstreamServer({
-            resources: range(3, (i) => `s://${i}`).map((uri) => ({ uri, name: uri })),
-            extend: (server) => {
-              server.setNotificationHandler(CancelledNotificationSchema, (n) => {
-                cancels.push(n.params);
-                cancelled();
-              });
-              server.setRequestHandler(ListResourcesRequestSchema, () => {
-                if (++calls > 1) return { resources: range(3, (i) => `s://${i}`).map((uri) => ({ uri, name: uri })) };
-                hung();
-                return new Promise(() => undefined); // the first page never comes
-              });
-            },
-          }).server,
-      },
-    });
-    const client = await h.client();
-    const controller = new AbortController();
-    const pending = client.listResources({}, { signal: controller.signal });
-    await hanging;
-    controller.abort();
-    await expect(pending).rejects.toThrow();
-    await within(sawCancel, 'the upstream page cancelled');
-    expect(cancels).toEqual([{ requestId: expect.any(Number), reason: 'AbortError: This operation was aborted' }]);
-    expect((await listAll(client)).items.map((r) => r.uri)).toEqual([...range(3, (i) => `quick+q://${i}`), ...range(3, (i) => `stuck+s://${i}`)]);
   });
 
   it('bounds in-flight requests per upstream by its concurrency', async () => {
