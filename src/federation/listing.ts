@@ -1,11 +1,11 @@
 // Merged, paginated lists across upstreams: parallel read-ahead walks, config-order merge, composite cursors.
 import { randomBytes } from 'node:crypto';
-import { setMaxListeners } from 'node:events';
 import { LRUCache } from 'lru-cache';
+import { LazyAbort } from '../cancel.js';
 import type { CursorCodec, ListKind } from './cursor.js';
 import { ErrorCodes, ProxyError } from '../errors.js';
 import type { Logger } from '../logger.js';
-import { DONE, PageWalker, type WalkEnd } from './page-walker.js';
+import { DONE, PageWalker, type WalkedPage, type WalkEnd } from './page-walker.js';
 import { META_INCOMPLETE } from '../protocol.js';
 import { agedHint, combineHints, type CacheHint } from './cache-hint.js';
 import type { Upstream } from '../upstream/upstream.js';
@@ -74,7 +74,8 @@ export interface ListPage {
 /** Walks still running ahead for a cursor that was handed out. */
 interface Continuation {
   walkers: PageWalker[];
-  stop: AbortController;
+  /** Stops the walks (see {@link stopWalks}). */
+  stop: LazyAbort;
   /** An earlier page of the walk was private (from the cursor). */
   private?: boolean;
   /** Set when the next page took these walks over (so leaving the LRU must not stop them). */
@@ -123,7 +124,7 @@ export class Lister {
     sizeCalculation: (c) => Math.max(1, c.walkers.length * this.limits.maxItemsPerPage),
     ttl: CONTINUATIONS.ttlMs,
     dispose: (c) => {
-      if (!c.taken) c.stop.abort(); // evicted, expired or cleared: nobody will resume these walks
+      if (!c.taken) stopWalks(c.stop); // evicted, expired or cleared: nobody will resume these walks
     },
   });
 
@@ -146,33 +147,27 @@ export class Lister {
     const items: Record<string, unknown>[] = [];
     const incomplete: IncompleteUpstream[] = [];
     let hiddenIncomplete = false;
-    let nextCursor: string | undefined;
     let hint: CacheHint = { ttlMs: Infinity, scope: wasPrivate ? 'private' : 'public' };
     // How long this request waits for upstreams still starting.
-    const startWait = new AbortController();
+    const startWait = new LazyAbort();
     const disarm = (this.options.setTimer ?? realTimer)(this.limits.firstWaitMs, () => startWait.abort());
-    // One scope for every page of a list: the first page is private when any upstream's first page
-    // is (they are all fetched at once anyway); a later page can only turn it private, never back.
-    const settleScope = async () => {
-      if (cursor !== undefined || hint.scope === 'private') return;
-      const scopes = await Promise.all(walkers.map((w) => w.scopeBy(startWait.signal)));
-      if (scopes.includes('private')) hint = { ttlMs: hint.ttlMs, scope: 'private' };
-    };
-    const done = (): ListPage => {
-      if (incomplete.length > 0 || hiddenIncomplete || hint.ttlMs === Infinity) hint = { ttlMs: 0, scope: hint.scope };
-      return { items, filtered, incomplete, hint, ...(nextCursor === undefined ? {} : { nextCursor }) };
-    };
-    const isPrivate = () => hint.scope === 'private';
+    // The caller's cancellation as a LazyAbort too: the per-page code then reads one kind of object.
+    const cancel = new LazyAbort();
+    const onCancel = () => cancel.abort(signal?.reason);
+    if (signal?.aborted === true) cancel.abort(signal.reason);
+    else signal?.addEventListener('abort', onCancel, { once: true });
+    // No closure is made per page or per upstream page below (each new one cost the optimised page a
+    // deoptimisation, docs/list-cost.md). One scope for every page of a list: the first page is
+    // private when any upstream's first page is (they are all fetched at once anyway); a later page
+    // can only turn it private, never back.
     try {
       for (let k = 0; k < walkers.length; k++) {
         const walker = walkers[k]!;
         const server = walker.upstream.id;
         for (let d = k; d < Math.min(walkers.length, k + DEEP_UPSTREAMS); d++) walkers[d]?.deepen();
         for (;;) {
-          const page = await walker.next(signal, startWait.signal);
+          const page = await walker.next(cancel, startWait);
           if (page === DONE) break;
-          // An upstream page counts towards this page's hint unless its first item already starts the next page.
-          const count = () => (hint = combineHints(hint, agedHint(page.hint, Math.floor(performance.now() - page.fetchedAt))));
           for (let j = 0; j < page.items.length; j++) {
             const item = page.items[j]!;
             if (filter && !filter(server, item)) {
@@ -184,15 +179,17 @@ export class Lister {
               continue;
             }
             // The first item of the next page: the cursor points at it, the rest of its upstream page waits.
-            if (j > 0) count();
+            // An upstream page counts towards this page's hint unless its first item already starts the next page.
+            if (j > 0) hint = counted(hint, page);
             walker.pushBack({ ...page, items: page.items.slice(j), offset: page.offset + j });
-            await settleScope();
-            nextCursor = this.park(kind, walkers.slice(k), stop, walker.upstream, page.at, page.pages - 1, page.offset + j, isPrivate(), binding, epoch);
-            return done();
+            if (cursor === undefined && hint.scope !== 'private' && (await anyPrivate(walkers, startWait))) hint = { ttlMs: hint.ttlMs, scope: 'private' };
+            const isPrivate = hint.scope === 'private';
+            const nextCursor = this.park(kind, walkers.slice(k), stop, walker.upstream, page.at, page.pages - 1, page.offset + j, isPrivate, binding, epoch);
+            return pageOf(items, filtered, incomplete, hiddenIncomplete, hint, nextCursor);
           }
-          count();
+          hint = counted(hint, page);
         }
-        if (signal?.aborted) break;
+        if (cancel.aborted) break;
         if (walker.endedBy) {
           // A server the audience may not see is not named; the page is still not cacheable.
           if (audience.visible?.(server) ?? true) incomplete.push({ server, reason: walker.endedBy });
@@ -200,16 +197,19 @@ export class Lister {
           if (walker.endedBy === 'starting') this.options.onStartingSkipped?.(server);
         }
       }
-      if (!signal?.aborted) await settleScope();
+      if (!cancel.aborted && cursor === undefined && hint.scope !== 'private' && (await anyPrivate(walkers, startWait))) {
+        hint = { ttlMs: hint.ttlMs, scope: 'private' };
+      }
     } catch (err) {
-      stop.abort();
+      stopWalks(stop);
       throw err;
     } finally {
       disarm();
+      signal?.removeEventListener('abort', onCancel);
     }
-    stop.abort();
-    if (signal?.aborted) throw new ProxyError(ErrorCodes.CANCELLED, 'list cancelled');
-    return done();
+    stopWalks(stop);
+    if (cancel.aborted) throw new ProxyError(ErrorCodes.CANCELLED, 'list cancelled');
+    return pageOf(items, filtered, incomplete, hiddenIncomplete, hint, undefined);
   }
 
   /** Wraps `_meta` reporting incomplete upstreams onto a list result, when there are any. */
@@ -245,8 +245,7 @@ export class Lister {
       const parked = this.continuations.get(cursor);
       if (parked) return this.take(cursor, parked, start?.private === true);
     }
-    const stop = new AbortController();
-    setMaxListeners(0, stop.signal); // one listener per in-flight upstream page, by design
+    const stop = new LazyAbort();
     const first = start?.index ?? 0;
     const limits = { readAhead: this.limits.maxItemsPerPage, maxPages: this.limits.maxPagesPerUpstream };
     const onSkip = (up: Upstream, err: unknown) =>
@@ -258,8 +257,8 @@ export class Lister {
       .slice(first)
       .map((u, k) =>
         k === 0
-          ? new PageWalker(u, this.uris, kind, start?.upstreamCursor, start?.pages ?? 0, start?.offset ?? 0, limits, stop.signal, onSkip, this.options.names)
-          : new PageWalker(u, this.uris, kind, undefined, 0, 0, limits, stop.signal, onSkip, this.options.names),
+          ? new PageWalker(u, this.uris, kind, start?.upstreamCursor, start?.pages ?? 0, start?.offset ?? 0, limits, stop, onSkip, this.options.names)
+          : new PageWalker(u, this.uris, kind, undefined, 0, 0, limits, stop, onSkip, this.options.names),
       );
     return { walkers, stop, epoch: this.pool.epoch, ...(start?.private ? { private: true } : {}) };
   }
@@ -276,7 +275,7 @@ export class Lister {
   private park(
     kind: ListKind,
     walkers: PageWalker[],
-    stop: AbortController,
+    stop: LazyAbort,
     upstream: Upstream,
     upstreamCursor: string | undefined,
     pages: number,
@@ -291,4 +290,38 @@ export class Lister {
     this.continuations.set(token, { walkers, stop, epoch, sealed: { kind, binding, private: isPrivate } });
     return token;
   }
+}
+
+/** `hint` with an upstream page's own hint counted in (aged by the time since it arrived). */
+function counted(hint: CacheHint, page: WalkedPage): CacheHint {
+  return combineHints(hint, agedHint(page.hint, Math.floor(performance.now() - page.fetchedAt)));
+}
+
+/** Whether any walk's first page is private (each waits no longer than `startWait` for its scope). */
+async function anyPrivate(walkers: PageWalker[], startWait: LazyAbort): Promise<boolean> {
+  const scopes = await Promise.all(walkers.map((w) => w.scopeBy(startWait)));
+  return scopes.includes('private');
+}
+
+/** A finished downstream page: not cacheable (TTL 0) when an upstream's part is missing or no page had a TTL. */
+function pageOf(
+  items: Record<string, unknown>[],
+  filtered: number,
+  incomplete: IncompleteUpstream[],
+  hiddenIncomplete: boolean,
+  hint: CacheHint,
+  nextCursor: string | undefined,
+): ListPage {
+  const final = incomplete.length > 0 || hiddenIncomplete || hint.ttlMs === Infinity ? { ttlMs: 0, scope: hint.scope } : hint;
+  const page: ListPage = { items, filtered, incomplete, hint: final };
+  if (nextCursor !== undefined) page.nextCursor = nextCursor;
+  return page;
+}
+
+/**
+ * Stops a list's walks, with the reason an `AbortController` gives when aborted without one (an
+ * upstream page in flight is cancelled with it, as before the walks' stop was a {@link LazyAbort}).
+ */
+function stopWalks(stop: LazyAbort): void {
+  if (!stop.aborted) stop.abort(new DOMException('This operation was aborted', 'AbortError'));
 }

@@ -1,4 +1,5 @@
 // Walks one upstream's list pages with bounded read-ahead, so a downstream page never waits for a fetch it could have overlapped.
+import type { LazyAbort } from '../cancel.js';
 import { withFields } from '../copy.js';
 import type { ListKind } from './cursor.js';
 import { ErrorCodes, JsonRpc, ProxyError } from '../errors.js';
@@ -87,7 +88,8 @@ export class PageWalker {
     /** Items to drop from the front of the first page fetched (a cursor's offset inside it). */
     private skip: number,
     private readonly limits: { readAhead: number; maxPages: number },
-    private readonly signal: AbortSignal,
+    /** The walk's stop: a {@link LazyAbort}, not an `AbortSignal` (in Node 20 each of those has a map of its own, so code that reads one is never monomorphic). */
+    private readonly signal: LazyAbort,
     private readonly onSkip: (upstream: Upstream, err: unknown) => void,
     /** Client names of tools and prompts (required for those lists). */
     private readonly names?: NameCodec,
@@ -103,10 +105,10 @@ export class PageWalker {
   }
 
   /**
-   * The next page, or {@link DONE}. Resolves early (DONE) when `signal` aborts, and when `startWait`
+   * The next page, or {@link DONE}. Resolves early (DONE) when `cancel` aborts, and when `startWait`
    * aborts while the upstream is still making its first connection: the walk then ends `starting`.
    */
-  async next(signal?: AbortSignal, startWait?: AbortSignal): Promise<WalkedPage | typeof DONE> {
+  async next(cancel?: LazyAbort, startWait?: LazyAbort): Promise<WalkedPage | typeof DONE> {
     for (;;) {
       this.deepen();
       const page = this.buffer.shift();
@@ -115,8 +117,8 @@ export class PageWalker {
         void this.pump();
         return page;
       }
-      if (this.finished || this.signal.aborted || signal?.aborted) return DONE;
-      if (this.awaitingStart && startWait?.aborted) {
+      if (this.finished || this.signal.aborted || cancel?.aborted === true) return DONE;
+      if (this.awaitingStart && startWait?.aborted === true) {
         this.end('starting');
         this.scopeOfFirst('public'); // it adds nothing to this walk
         return DONE;
@@ -124,13 +126,14 @@ export class PageWalker {
       await new Promise<void>((resolve) => {
         const onAbort = () => {
           this.wake = undefined;
-          signal?.removeEventListener('abort', onAbort);
-          startWait?.removeEventListener('abort', onAbort);
+          offCancel?.();
+          offStart?.();
           resolve();
         };
         this.wake = onAbort;
-        signal?.addEventListener('abort', onAbort, { once: true });
-        startWait?.addEventListener('abort', onAbort, { once: true });
+        // Neither fires at once: `cancel` is not aborted (checked above), and an aborted `startWait` is not listened to.
+        const offCancel = cancel?.onAbort(onAbort);
+        const offStart = startWait?.aborted === false ? startWait.onAbort(onAbort) : undefined;
       });
     }
   }
@@ -148,19 +151,18 @@ export class PageWalker {
    * {@link firstScope}, but `private` (no basis to share) when `startWait` aborts while the upstream
    * is still making its first connection, so a page never waits past `startWait` for its scope.
    */
-  scopeBy(startWait: AbortSignal): Promise<CacheScope> {
+  scopeBy(startWait: LazyAbort): Promise<CacheScope> {
     if (!this.awaitingStart) return this.firstScope;
     return new Promise((resolve) => {
       const onAbort = () => {
         if (this.endedBy === 'starting') resolve('public');
         else if (this.awaitingStart) resolve('private');
       };
+      const off = startWait.onAbort(onAbort);
       void this.firstScope.then((scope) => {
-        startWait.removeEventListener('abort', onAbort);
+        off();
         resolve(scope);
       });
-      if (startWait.aborted) onAbort();
-      else startWait.addEventListener('abort', onAbort, { once: true });
     });
   }
 
@@ -228,12 +230,11 @@ export class PageWalker {
   private async fetch<T>(method: string, params: Record<string, unknown> | undefined, schema: ResultSchema<T>): Promise<T> {
     if (this.upstream.releasesSignals) return this.upstream.request(method, params, schema, this.signal);
     const pending = new AbortController();
-    const stop = () => pending.abort(this.signal.reason);
-    this.signal.addEventListener('abort', stop, { once: true });
+    const off = this.signal.onAbort(() => pending.abort(this.signal.reason));
     try {
       return await this.upstream.request(method, params, schema, pending.signal);
     } finally {
-      this.signal.removeEventListener('abort', stop);
+      off();
     }
   }
 

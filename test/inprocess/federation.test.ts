@@ -1,12 +1,13 @@
 // In-process federation: several real upstream Servers behind one proxy, driven by real Clients.
 import { describe, expect, it } from 'vitest';
 import type { Client } from '@modelcontextprotocol/sdk/client/index.js';
-import { CancelledNotificationSchema, McpError } from '@modelcontextprotocol/sdk/types.js';
+import { CancelledNotificationSchema, ListResourcesRequestSchema, McpError } from '@modelcontextprotocol/sdk/types.js';
 import { z } from 'zod';
 import { META_INCOMPLETE } from '../../src/protocol.js';
 import { createUpstreamServer, newStats, richResource } from '../helpers/upstream-server.mjs';
 import { startHarness } from '../helpers/harness.js';
 import { rpcError } from '../helpers/rpc-error.js';
+import { within } from '../helpers/gate.js';
 
 const range = (n: number, f: (i: number) => string) => Array.from({ length: n }, (_, i) => f(i));
 
@@ -150,6 +151,44 @@ describe('merged lists', () => {
     const results = await Promise.all(clients.map((c) => c.readResource({ uri: 'a+a://1' })));
     expect(results.map((r) => r.contents[0]?.uri)).toEqual(['a+a://1', 'a+a://1', 'a+a://1']);
     expect(stats.initializes).toBe(1);
+  });
+
+  it('cancelling a list cancels the upstream page its walk waits for, with the reason an aborted walk gives; the next list is whole', async () => {
+    const cancels: unknown[] = [];
+    let cancelled!: () => void;
+    const sawCancel = new Promise<void>((r) => (cancelled = r));
+    let hung!: () => void;
+    const hanging = new Promise<void>((r) => (hung = r));
+    let calls = 0;
+    await using h = await startHarness({
+      upstreams: {
+        quick: () => createUpstreamServer({ resources: range(3, (i) => `q://${i}`).map((uri) => ({ uri, name: uri })) }).server,
+        stuck: () =>
+          createUpstreamServer({
+            resources: range(3, (i) => `s://${i}`).map((uri) => ({ uri, name: uri })),
+            extend: (server) => {
+              server.setNotificationHandler(CancelledNotificationSchema, (n) => {
+                cancels.push(n.params);
+                cancelled();
+              });
+              server.setRequestHandler(ListResourcesRequestSchema, () => {
+                if (++calls > 1) return { resources: range(3, (i) => `s://${i}`).map((uri) => ({ uri, name: uri })) };
+                hung();
+                return new Promise(() => undefined); // the first page never comes
+              });
+            },
+          }).server,
+      },
+    });
+    const client = await h.client();
+    const controller = new AbortController();
+    const pending = client.listResources({}, { signal: controller.signal });
+    await hanging;
+    controller.abort();
+    await expect(pending).rejects.toThrow();
+    await within(sawCancel, 'the upstream page cancelled');
+    expect(cancels).toEqual([{ requestId: expect.any(Number), reason: 'AbortError: This operation was aborted' }]);
+    expect((await listAll(client)).items.map((r) => r.uri)).toEqual([...range(3, (i) => `quick+q://${i}`), ...range(3, (i) => `stuck+s://${i}`)]);
   });
 });
 
