@@ -260,13 +260,23 @@ const spawnServer = async (label, command, args, { urlFrom, readyWhen, env }) =>
   let ready = !readyWhen;
   let settle;
   const started = new Promise((resolve, reject) => (settle = { resolve, reject }));
+  const readers = [];
   for (const stream of [child.stdout, child.stderr]) {
     stream.setEncoding('utf8');
     stream.on('data', (chunk) => (tail = (tail + chunk).slice(-STDERR_TAIL)));
-    createInterface({ input: stream }).on('line', (line) => {
+    const lines = createInterface({ input: stream });
+    readers.push(lines);
+    lines.on('line', (line) => {
       url ??= urlFrom(line);
       ready ||= readyWhen(line);
-      if (url && ready) settle.resolve();
+      if (!url || !ready) return;
+      settle.resolve();
+      // Ready: stop splitting its output into lines (the pipes are still drained, into the tail). A
+      // gateway at info writes an access-log line per request, which this process (the HTTP rows'
+      // client too) would otherwise split and parse for the whole run, on the gateway side only.
+      for (const reader of readers) reader.close();
+      child.stdout.resume(); // closing a readline pauses its input
+      child.stderr.resume();
     });
   }
   child.once('exit', (code, signal) => settle.reject(new Error(`${label} exited (${code ?? signal}) before it was ready — output: ${tail.trim()}`)));
@@ -309,7 +319,7 @@ const spawnHttpProxy = (upstream, extra = {}) => {
   const config = { ...rest, auth: { tokens: [{ principal: 'bench', token: HTTP_TOKEN }] }, servers: { bench: upstream, ...more } };
   const file = join(tmp, `config-${configSeq++}.json`);
   writeFileSync(file, JSON.stringify(config, null, 2));
-  // info: the `listening` line is logged at info (sessions opening and closing are too; no per-request lines).
+  // info: the `listening` line is logged at info (so are sessions opening and closing, and the access log's line per request, which spawnServer stops reading once ready).
   return spawnServer('HTTP proxy', CLI, ['serve', '--http', '--port', '0', '--config', file, '--log-level', 'info'], {
     urlFrom: (line) => {
       const record = parseJsonLine(line);
