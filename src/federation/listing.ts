@@ -1,7 +1,7 @@
 // Merged, paginated lists across upstreams: parallel read-ahead walks, config-order merge, composite cursors.
 import { randomBytes } from 'node:crypto';
 import { LRUCache } from 'lru-cache';
-import { LazyAbort } from '../cancel.js';
+import { LazyAbort, onAbort } from '../cancel.js';
 import type { CursorCodec, ListKind } from './cursor.js';
 import { ErrorCodes, ProxyError } from '../errors.js';
 import type { Logger } from '../logger.js';
@@ -153,9 +153,7 @@ export class Lister {
     const disarm = (this.options.setTimer ?? realTimer)(this.limits.firstWaitMs, () => startWait.abort());
     // The caller's cancellation as a LazyAbort too: the per-page code then reads one kind of object.
     const cancel = new LazyAbort();
-    const onCancel = () => cancel.abort(signal?.reason);
-    if (signal?.aborted === true) cancel.abort(signal.reason);
-    else signal?.addEventListener('abort', onCancel, { once: true });
+    const offCancel = signal && onAbort(signal, () => cancel.abort(signal.reason));
     // No closure is made per page or per upstream page below (each new one cost the optimised page a
     // deoptimisation, docs/list-cost.md). One scope for every page of a list: the first page is
     // private when any upstream's first page is (they are all fetched at once anyway); a later page
@@ -205,7 +203,7 @@ export class Lister {
       throw err;
     } finally {
       disarm();
-      signal?.removeEventListener('abort', onCancel);
+      offCancel?.();
     }
     stopWalks(stop);
     if (cancel.aborted) throw new ProxyError(ErrorCodes.CANCELLED, 'list cancelled');
