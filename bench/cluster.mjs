@@ -1,26 +1,16 @@
 // Bench phase `cluster`: 3 replicas + Redis through HAProxy against 1 replica without Redis; aggregate reads/s and Redis round trips per read.
 import { spawn, spawnSync } from 'node:child_process';
 import { existsSync, readFileSync, writeFileSync } from 'node:fs';
-import { createServer } from 'node:net';
 import { join } from 'node:path';
 import { createInterface } from 'node:readline';
 import { connectLightModern } from './light-http.mjs';
+import { freePort } from './free-port.mjs';
 import { cpuMs } from './proc-cpu.mjs';
 
 const MODERN = '2026-07-28';
 const META = { 'io.modelcontextprotocol/protocolVersion': MODERN, 'io.modelcontextprotocol/clientCapabilities': {} };
 /** Commands a Lua script runs inside Redis: counted by INFO, but not round trips. */
 const IN_SCRIPT = new Set(['time', 'hmget', 'hset', 'pexpire']);
-
-const freePort = () =>
-  new Promise((resolve, reject) => {
-    const s = createServer();
-    s.once('error', reject);
-    s.listen(0, '127.0.0.1', () => {
-      const { port } = s.address();
-      s.close(() => resolve(port));
-    });
-  });
 
 const binary = (name) => {
   const which = spawnSync('sh', ['-c', `command -v ${name}`], { encoding: 'utf8' });

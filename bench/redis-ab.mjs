@@ -4,12 +4,12 @@
 // AB_ORDER=fixed always runs the side without Redis first; AB_NODE_FLAGS='--flag …' passes V8/Node flags to both gateways. See docs/scale-out.md (What the block costs one gateway).
 import { spawn, spawnSync } from 'node:child_process';
 import { mkdtempSync, writeFileSync } from 'node:fs';
-import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { dirname, join, resolve } from 'node:path';
 import { createInterface } from 'node:readline';
 import { fileURLToPath } from 'node:url';
 import { connectLightModern } from './light-http.mjs';
+import { freePort } from './free-port.mjs';
 import { cpuMs } from './proc-cpu.mjs';
 
 const ROOT = resolve(dirname(fileURLToPath(import.meta.url)), '..');
@@ -20,15 +20,6 @@ const [pairs = 6, reads = 5000, warm = 6000] = process.argv.slice(2).map(Number)
 const IN_FLIGHT = 32;
 const tmp = mkdtempSync(join(tmpdir(), 'redis-ab-'));
 
-const freePort = () =>
-  new Promise((res, rej) => {
-    const s = createServer();
-    s.once('error', rej);
-    s.listen(0, '127.0.0.1', () => {
-      const { port } = s.address();
-      s.close(() => res(port));
-    });
-  });
 const pool = async (total, concurrency, task) => {
   let next = 0;
   await Promise.all(
